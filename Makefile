@@ -1,0 +1,45 @@
+# Two commands for a newcomer: `make run` and `make test`. Everything else is installed by them.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: run test install lint bench stop-db
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+## make run: install, migrate, load the demo and serve on http://127.0.0.1:$(PORT) with a task worker.
+run: $(VENV)/.installed
+	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py run_local --port $(PORT)
+
+## make test: install the test tools (and, as root, Debian's chromium for browser tests) and run every test.
+test: $(VENV)/.installed-test
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Debian's chromium for the browser tests..."; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium not found: browser tests will be skipped (apt-get install chromium)"; fi; }
+	DEBUG=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+## make bench: the scoring benchmark (5,000 queries x 50 configurations x depth 100) against pytrec_eval.
+bench: $(VENV)/.installed-test
+	DEBUG=1 $(BIN)/python manage.py bench_scoring
+
+stop-db: $(VENV)/.installed
+	DEBUG=1 $(BIN)/python -c "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings');django.setup();from django.conf import settings;from config.embedded_db import server;print('stopped' if server.stop(settings.EMBEDDED_PGDATA) else 'not running')"

@@ -1,0 +1,1 @@
+"""A PostgreSQL backend that starts the checkout's embedded server on first connection."""

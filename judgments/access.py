@@ -1,0 +1,138 @@
+"""Who may see and do what. Every view and API endpoint asks here; nothing decides access on its own.
+
+Roles are Django groups:
+- rater:    grades pairs of the pools they are a member of; sees no configuration, run or score.
+- engineer: manages their teams' configurations and runs; sees the scores of their pools.
+- admin:    everything (superusers count as admins).
+"""
+
+from functools import wraps
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
+ROLES = (RATER, ENGINEER, ADMIN)
+
+
+def _groups(user) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    cached = getattr(user, "_role_names", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))
+        user._role_names = cached
+    return cached
+
+
+def is_admin(user) -> bool:
+    return user.is_authenticated and (user.is_superuser or ADMIN in _groups(user))
+
+
+def is_engineer(user) -> bool:
+    """Engineers and admins: may see configurations, runs and scores (of their pools)."""
+    return is_admin(user) or ENGINEER in _groups(user)
+
+
+def is_rater(user) -> bool:
+    return user.is_authenticated and RATER in _groups(user)
+
+
+def roles_context(request) -> dict:
+    user = request.user
+    return {
+        "is_admin": is_admin(user),
+        "is_engineer": is_engineer(user),
+        "is_rater": is_rater(user),
+    }
+
+
+def require(check):
+    """View decorator: 403 unless check(user). Use with a role predicate above."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not check(request.user):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+# --- Scoping querysets: one helper per model ------------------------------------------------------
+
+
+def pools_for(user) -> QuerySet:
+    from .models import Pool
+
+    if is_admin(user):
+        return Pool.objects.all()
+    if not user.is_authenticated:
+        return Pool.objects.none()
+    return Pool.objects.filter(members=user)
+
+
+def rating_pools_for(user) -> QuerySet:
+    """Pools the user grades in: member pools (admins may grade any pool they are a member of too)."""
+    from .models import Pool
+
+    if not user.is_authenticated:
+        return Pool.objects.none()
+    return Pool.objects.filter(members=user)
+
+
+def scored_pools_for(user) -> QuerySet:
+    """Pools whose configurations, runs and scores the user may see (engineers: member pools)."""
+    from .models import Pool
+
+    if not is_engineer(user):
+        return Pool.objects.none()
+    return pools_for(user)
+
+
+def configurations_for(user) -> QuerySet:
+    """Configurations the user may see: those of pools whose scores they see."""
+    from .models import SearchConfiguration
+
+    if not is_engineer(user):
+        return SearchConfiguration.objects.none()
+    if is_admin(user):
+        return SearchConfiguration.objects.all()
+    return SearchConfiguration.objects.filter(pool__members=user)
+
+
+def can_manage_configuration(user, configuration) -> bool:
+    """Create runs for, edit or delete: admins, and engineers of the owning team."""
+    if is_admin(user):
+        return True
+    return is_engineer(user) and configuration.team.members.filter(pk=user.pk).exists()
+
+
+def runs_for(user) -> QuerySet:
+    from .models import Run
+
+    return Run.objects.filter(configuration__in=configurations_for(user))
+
+
+def get_pool_or_404(user, scope, **lookup):
+    """The pool from `scope(user)` (pools_for, scored_pools_for, rating_pools_for) or 404."""
+    try:
+        return scope(user).get(**lookup)
+    except Exception as exc:  # DoesNotExist, or a malformed lookup value
+        raise Http404("No such pool") from exc
+
+
+def ensure_role_groups(**kwargs) -> None:
+    """Create the three role groups (post_migrate). Admins get every permission of this project's models,
+    so an admin who is staff but not superuser can use the Django admin."""
+    from django.contrib.auth.models import Group, Permission
+
+    for name in ROLES:
+        Group.objects.get_or_create(name=name)
+    admin_group = Group.objects.get(name=ADMIN)
+    perms = Permission.objects.filter(content_type__app_label__in=["judgments", "scoring", "auth", "authtoken"])
+    admin_group.permissions.set(perms)

@@ -1,0 +1,250 @@
+"""Writing the domain: judgments (with their history) and runs. Views, the API and commands call these.
+
+Services take model instances, raise `JudgmentError`/`RunError` with a message fit for a user, and know no
+HTTP. Each one is a single transaction; scores are updated through the signals in `signals.py` once the
+transaction commits.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping, Sequence
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from .models import Document, Judgment, Pair, Pool, Query, Ranking, Run, SearchConfiguration
+from .signals import grades_changed, run_submitted
+
+
+class JudgmentError(ValueError):
+    pass
+
+
+class RunError(ValueError):
+    """A run that cannot be stored; `problems` lists (query id, message) pairs when there are several."""
+
+    def __init__(self, message: str, problems: Sequence[tuple[str, str]] = ()):
+        super().__init__(message)
+        self.problems = list(problems)
+
+
+def set_actor(user) -> None:
+    """Record `user` as the author of judgment changes in this transaction (read by the history trigger)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('judgments.actor', %s, true)", [str(user.pk) if user else ""])
+
+
+def _notify_grades(pool: Pool, pair_ids: Iterable[int]) -> None:
+    ids = list(pair_ids)
+    if ids:
+        transaction.on_commit(lambda: grades_changed.send(sender=Pool, pool=pool, pair_ids=ids))
+
+
+@transaction.atomic
+def record_judgment(
+    pair: Pair,
+    rater,
+    *,
+    grade: int | None = None,
+    cant_judge: bool = False,
+    reason: str = "",
+    note: str = "",
+    actor=None,
+) -> Judgment:
+    """Create or change `rater`'s judgment of `pair`. A grade 0–4, or can't judge with a reason."""
+    if cant_judge:
+        reason = (reason or "").strip()
+        if not reason:
+            raise JudgmentError("Say why you can't judge this pair.")
+        grade = None
+    else:
+        if grade is None or isinstance(grade, bool) or int(grade) != grade or not 0 <= int(grade) <= 4:
+            raise JudgmentError(f"A grade must be an integer from 0 to 4, not {grade!r}.")
+        grade = int(grade)
+        reason = ""
+    set_actor(actor or rater)
+    judgment, _ = Judgment.objects.update_or_create(
+        pair=pair,
+        rater=rater,
+        defaults={"grade": grade, "cant_judge": cant_judge, "cant_judge_reason": reason, "note": note or ""},
+    )
+    # A graded pair is released from the grader's hold.
+    Pair.objects.filter(pk=pair.pk, held_by=rater).update(held_by=None, held_until=None)
+    _notify_grades(pair.pool, [pair.pk])
+    return judgment
+
+
+@transaction.atomic
+def set_final_grade(pair: Pair, grade: int | None, admin) -> Pair:
+    """Adjudicate: an admin's final grade wins over the raters' combined grade (None clears it)."""
+    if grade is not None and not (isinstance(grade, int) and 0 <= grade <= 4):
+        raise JudgmentError(f"A final grade must be an integer from 0 to 4, not {grade!r}.")
+    pair.final_grade = grade
+    pair.final_by = admin if grade is not None else None
+    pair.final_at = timezone.now() if grade is not None else None
+    pair.save(update_fields=["final_grade", "final_by", "final_at"])
+    _notify_grades(pair.pool, [pair.pk])
+    return pair
+
+
+# --- Queries, documents, pairs by external id ------------------------------------------------------
+
+
+def ensure_queries(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
+    """Map external query ids to primary keys, creating the missing ones (text unknown yet)."""
+    wanted = set(external_ids)
+    found = dict(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+    missing = wanted - found.keys()
+    if missing:
+        Query.objects.bulk_create([Query(pool=pool, external_id=q) for q in sorted(missing)], ignore_conflicts=True)
+        found = dict(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+    return found
+
+
+def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
+    """Map external document ids to primary keys, creating the missing ones (no content yet).
+
+    Large sets go through a temporary table: one round trip instead of a giant IN list.
+    """
+    wanted = set(external_ids)
+    if len(wanted) < 5000:
+        found = dict(Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+        missing = wanted - found.keys()
+        if missing:
+            Document.objects.bulk_create(
+                [Document(pool=pool, external_id=d) for d in sorted(missing)], ignore_conflicts=True, batch_size=5000
+            )
+            found = dict(Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+        return found
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text PRIMARY KEY) ON COMMIT DROP")
+        cursor.execute("TRUNCATE jl_wanted_docs")
+        with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
+            for doc_id in wanted:
+                copy.write_row((doc_id,))
+        cursor.execute(
+            """
+            INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
+            SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
+            ON CONFLICT (pool_id, external_id) DO NOTHING
+            """,
+            [pool.pk],
+        )
+        cursor.execute(
+            """
+            SELECT d.external_id, d.id FROM judgments_document d
+            JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
+            """,
+            [pool.pk],
+        )
+        return dict(cursor.fetchall())
+
+
+def ensure_pairs(pool: Pool, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """Map (query pk, document pk) to pair pks, creating the missing pairs."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS jl_wanted_pairs (query_id bigint, document_id bigint) ON COMMIT DROP"
+        )
+        cursor.execute("TRUNCATE jl_wanted_pairs")
+        with cursor.copy("COPY jl_wanted_pairs (query_id, document_id) FROM STDIN") as copy:
+            for row in wanted:
+                copy.write_row(row)
+        cursor.execute(
+            """
+            INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
+            SELECT %s, w.query_id, w.document_id, 0 FROM jl_wanted_pairs w
+            ON CONFLICT (query_id, document_id) DO NOTHING
+            """,
+            [pool.pk],
+        )
+        cursor.execute(
+            """
+            SELECT p.query_id, p.document_id, p.id FROM judgments_pair p
+            JOIN jl_wanted_pairs w ON w.query_id = p.query_id AND w.document_id = p.document_id
+            """
+        )
+        return {(q, d): pk for q, d, pk in cursor.fetchall()}
+
+
+# --- Runs ------------------------------------------------------------------------------------------
+
+
+def validate_rankings(rankings: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
+    """Problems with a run given as {query id: [doc id, ...]}: empty run, duplicates, bad ids."""
+    problems: list[tuple[str, str]] = []
+    if not rankings:
+        return [("", "the run has no ranking")]
+    for qid, docs in rankings.items():
+        if not qid or any(ch.isspace() for ch in qid):
+            problems.append((qid, "query id is empty or contains whitespace"))
+        if not docs:
+            problems.append((qid, "ranking is empty"))
+            continue
+        seen: set[str] = set()
+        for position, doc in enumerate(docs, start=1):
+            if not isinstance(doc, str) or not doc or any(ch.isspace() for ch in doc):
+                problems.append((qid, f"document id at rank {position} is empty or contains whitespace: {doc!r}"))
+            elif doc in seen:
+                problems.append((qid, f"document {doc!r} appears twice (again at rank {position})"))
+            seen.add(doc)
+        if len(problems) >= 50:
+            break
+    return problems
+
+
+@transaction.atomic
+def record_run(
+    configuration: SearchConfiguration,
+    rankings: Mapping[str, Sequence[str]],
+    *,
+    source: str,
+    submitted_by=None,
+    tag: str = "",
+    filename: str = "",
+    create_missing_queries: bool = True,
+) -> Run:
+    """Store a new run of `configuration`: {query id: [doc ids, best first]}. All or nothing.
+
+    Unknown documents are created without content (raters cannot grade them until content arrives);
+    unknown queries are created too, unless create_missing_queries is False, when they are an error.
+    """
+    problems = validate_rankings(rankings)
+    if problems:
+        raise RunError(f"The run has {len(problems)} problem(s); nothing was stored.", problems)
+    pool = configuration.pool
+    if create_missing_queries:
+        query_pks = ensure_queries(pool, rankings.keys())
+    else:
+        query_pks = dict(Query.objects.filter(pool=pool, external_id__in=list(rankings)).values_list("external_id", "pk"))
+        unknown = [q for q in rankings if q not in query_pks]
+        if unknown:
+            raise RunError(
+                f"{len(unknown)} query id(s) are not in pool {pool.name}; nothing was stored.",
+                [(q, "unknown query") for q in unknown[:50]],
+            )
+    doc_pks = ensure_documents(pool, (d for docs in rankings.values() for d in docs))
+    run = Run.objects.create(
+        configuration=configuration, source=source, submitted_by=submitted_by, tag=tag[:200], filename=filename[:255]
+    )
+    buffer = io.StringIO()
+    for qid, docs in rankings.items():
+        array = "{" + ",".join(str(doc_pks[d]) for d in docs) + "}"
+        buffer.write(f"{run.pk}\t{query_pks[qid]}\t{array}\n")
+    with connection.cursor() as cursor:
+        with cursor.copy("COPY judgments_ranking (run_id, query_id, doc_ids) FROM STDIN") as copy:
+            copy.write(buffer.getvalue())
+    transaction.on_commit(lambda: run_submitted.send(sender=Run, run=run))
+    return run
+
+
+def ranking_external_ids(run: Run) -> dict[str, list[str]]:
+    """A run back as {query id: [doc ids]} with external ids (for exports and comparisons)."""
+    rows = list(Ranking.objects.filter(run=run).values_list("query__external_id", "doc_ids").order_by("query__external_id"))
+    doc_pks = {pk for _, docs in rows for pk in docs}
+    names = dict(Document.objects.filter(pk__in=doc_pks).values_list("pk", "external_id"))
+    return {qid: [names[pk] for pk in docs] for qid, docs in rows}
