@@ -134,5 +134,7 @@ def ensure_role_groups(**kwargs) -> None:
     for name in ROLES:
         Group.objects.get_or_create(name=name)
     admin_group = Group.objects.get(name=ADMIN)
-    perms = Permission.objects.filter(content_type__app_label__in=["judgments", "scoring", "auth", "authtoken"])
+    perms = Permission.objects.filter(
+        content_type__app_label__in=["judgments", "scoring", "auth", "authtoken"]
+    )
     admin_group.permissions.set(perms)

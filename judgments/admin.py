@@ -1,6 +1,18 @@
 from django.contrib import admin
 
-from .models import Document, Judgment, JudgmentChange, Pair, Pool, Query, Ranking, Run, SearchConfiguration, Team, Upload
+from .models import (
+    Document,
+    Judgment,
+    JudgmentChange,
+    Pair,
+    Pool,
+    Query,
+    Ranking,
+    Run,
+    SearchConfiguration,
+    Team,
+    Upload,
+)
 
 
 @admin.register(Pool)
@@ -29,7 +41,11 @@ class DocumentAdmin(admin.ModelAdmin):
 @admin.register(Pair)
 class PairAdmin(admin.ModelAdmin):
     list_display = ("__str__", "pool", "queued_at", "priority", "held_by", "final_grade")
-    list_filter = ("pool", ("queued_at", admin.EmptyFieldListFilter), ("final_grade", admin.EmptyFieldListFilter))
+    list_filter = (
+        "pool",
+        ("queued_at", admin.EmptyFieldListFilter),
+        ("final_grade", admin.EmptyFieldListFilter),
+    )
     search_fields = ("query__external_id", "document__external_id", "query__text")
     raw_id_fields = ("query", "document", "held_by", "final_by")
     list_select_related = ("pool", "query", "document", "held_by")
@@ -40,7 +56,16 @@ class JudgmentChangeInline(admin.TabularInline):
     fk_name = "pair"
     extra = 0
     can_delete = False
-    fields = ("changed_at", "action", "rater", "changed_by", "old_grade", "new_grade", "old_cant_judge", "new_cant_judge")
+    fields = (
+        "changed_at",
+        "action",
+        "rater",
+        "changed_by",
+        "old_grade",
+        "new_grade",
+        "old_cant_judge",
+        "new_cant_judge",
+    )
     readonly_fields = fields
 
 

@@ -11,7 +11,9 @@ from django.db import models
 from django.db.models import Count, Exists, F, Func, OuterRef, Q
 
 EXTERNAL_ID_MAX = 200
-no_whitespace = RegexValidator(r"^\S+$", "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).")
+no_whitespace = RegexValidator(
+    r"^\S+$", "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated)."
+)
 NO_WHITESPACE_SQL = r"^\S+$"
 
 
@@ -48,8 +50,12 @@ class Pool(models.Model):
     name = models.CharField(max_length=100, unique=True, validators=[no_whitespace])
     description = models.TextField(blank=True)
     guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
-    grade_scale = models.JSONField(default=default_grade_scale, help_text="Label and description per grade 0–4.")
-    raters_per_pair = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(20)])
+    grade_scale = models.JSONField(
+        default=default_grade_scale, help_text="Label and description per grade 0–4."
+    )
+    raters_per_pair = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
     combine_rule = models.CharField(max_length=10, choices=CombineRule, default=CombineRule.MEAN)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -58,7 +64,9 @@ class Pool(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=Q(raters_per_pair__gte=1), name="pool_raters_per_pair_positive"),
-            models.CheckConstraint(condition=Q(name__regex=NO_WHITESPACE_SQL), name="pool_name_no_whitespace"),
+            models.CheckConstraint(
+                condition=Q(name__regex=NO_WHITESPACE_SQL), name="pool_name_no_whitespace"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -82,7 +90,9 @@ class Query(models.Model):
         ordering = ["pool", "external_id"]
         constraints = [
             models.UniqueConstraint(fields=["pool", "external_id"], name="query_id_unique_in_pool"),
-            models.CheckConstraint(condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="query_id_no_whitespace"),
+            models.CheckConstraint(
+                condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="query_id_no_whitespace"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -111,7 +121,9 @@ class Document(models.Model):
         ordering = ["pool", "external_id"]
         constraints = [
             models.UniqueConstraint(fields=["pool", "external_id"], name="document_id_unique_in_pool"),
-            models.CheckConstraint(condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="document_id_no_whitespace"),
+            models.CheckConstraint(
+                condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="document_id_no_whitespace"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -148,11 +160,15 @@ class Pair(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     priority = models.IntegerField(default=0)
     # A rater holds a pair while grading it, so two raters are not served the same pair.
-    held_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    held_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     held_until = models.DateTimeField(null=True, blank=True)
     # Adjudication: an admin's final grade wins over the combined raters' grades.
     final_grade = models.PositiveSmallIntegerField(choices=Grade, null=True, blank=True)
-    final_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    final_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     final_at = models.DateTimeField(null=True, blank=True)
 
     objects = PairQuerySet.as_manager()
@@ -198,10 +214,15 @@ class Judgment(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["pair", "rater"], name="one_judgment_per_rater_and_pair"),
-            models.CheckConstraint(condition=Q(grade__gte=0, grade__lte=4) | Q(grade__isnull=True), name="grade_between_0_and_4"),
+            models.CheckConstraint(
+                condition=Q(grade__gte=0, grade__lte=4) | Q(grade__isnull=True), name="grade_between_0_and_4"
+            ),
             # A grade, or "can't judge" with a reason: never both, never neither.
             models.CheckConstraint(
-                condition=(Q(cant_judge=False, grade__isnull=False) | Q(cant_judge=True, grade__isnull=True) & ~Q(cant_judge_reason="")),
+                condition=(
+                    Q(cant_judge=False, grade__isnull=False)
+                    | Q(cant_judge=True, grade__isnull=True) & ~Q(cant_judge_reason="")
+                ),
                 name="grade_xor_cant_judge_with_reason",
             ),
         ]
@@ -220,10 +241,14 @@ class JudgmentChange(models.Model):
         CHANGED = "changed"
         DELETED = "deleted"
 
-    judgment_id_ref = models.BigIntegerField(db_index=True, help_text="id of the judgment (kept after it is deleted)")
+    judgment_id_ref = models.BigIntegerField(
+        db_index=True, help_text="id of the judgment (kept after it is deleted)"
+    )
     pair = models.ForeignKey(Pair, models.CASCADE, related_name="judgment_changes")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="+")
-    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     changed_at = models.DateTimeField()
     action = models.CharField(max_length=10, choices=Action)
     old_grade = models.SmallIntegerField(null=True, blank=True)
@@ -265,7 +290,9 @@ class SearchConfiguration(models.Model):
         ordering = ["pool", "name"]
         constraints = [
             models.UniqueConstraint(fields=["pool", "name"], name="configuration_name_unique_in_pool"),
-            models.CheckConstraint(condition=Q(name__regex=NO_WHITESPACE_SQL), name="configuration_name_no_whitespace"),
+            models.CheckConstraint(
+                condition=Q(name__regex=NO_WHITESPACE_SQL), name="configuration_name_no_whitespace"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -292,7 +319,9 @@ class Run(models.Model):
 
     configuration = models.ForeignKey(SearchConfiguration, models.CASCADE, related_name="runs")
     created_at = models.DateTimeField(auto_now_add=True)
-    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     source = models.CharField(max_length=10, choices=Source)
     tag = models.CharField(max_length=200, blank=True, help_text="run tag from the TREC file, or a label")
     filename = models.CharField(max_length=255, blank=True)
@@ -327,7 +356,9 @@ class Ranking(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["run", "query"], name="one_ranking_per_run_and_query"),
-            models.CheckConstraint(condition=ArrayHasNoDuplicates(F("doc_ids")), name="ranking_no_duplicate_documents"),
+            models.CheckConstraint(
+                condition=ArrayHasNoDuplicates(F("doc_ids")), name="ranking_no_duplicate_documents"
+            ),
             models.CheckConstraint(condition=Q(doc_ids__len__gte=1), name="ranking_not_empty"),
         ]
         indexes = [models.Index(fields=["query"], name="ranking_query_idx")]

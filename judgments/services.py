@@ -97,7 +97,9 @@ def ensure_queries(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
     found = dict(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
     missing = wanted - found.keys()
     if missing:
-        Query.objects.bulk_create([Query(pool=pool, external_id=q) for q in sorted(missing)], ignore_conflicts=True)
+        Query.objects.bulk_create(
+            [Query(pool=pool, external_id=q) for q in sorted(missing)], ignore_conflicts=True
+        )
         found = dict(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
     return found
 
@@ -109,16 +111,24 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
     """
     wanted = set(external_ids)
     if len(wanted) < 5000:
-        found = dict(Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+        found = dict(
+            Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk")
+        )
         missing = wanted - found.keys()
         if missing:
             Document.objects.bulk_create(
-                [Document(pool=pool, external_id=d) for d in sorted(missing)], ignore_conflicts=True, batch_size=5000
+                [Document(pool=pool, external_id=d) for d in sorted(missing)],
+                ignore_conflicts=True,
+                batch_size=5000,
             )
-            found = dict(Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+            found = dict(
+                Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk")
+            )
         return found
     with connection.cursor() as cursor:
-        cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text PRIMARY KEY) ON COMMIT DROP")
+        cursor.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text PRIMARY KEY) ON COMMIT DROP"
+        )
         cursor.execute("TRUNCATE jl_wanted_docs")
         with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
             for doc_id in wanted:
@@ -188,7 +198,9 @@ def validate_rankings(rankings: Mapping[str, Sequence[str]]) -> list[tuple[str, 
         seen: set[str] = set()
         for position, doc in enumerate(docs, start=1):
             if not isinstance(doc, str) or not doc or any(ch.isspace() for ch in doc):
-                problems.append((qid, f"document id at rank {position} is empty or contains whitespace: {doc!r}"))
+                problems.append(
+                    (qid, f"document id at rank {position} is empty or contains whitespace: {doc!r}")
+                )
             elif doc in seen:
                 problems.append((qid, f"document {doc!r} appears twice (again at rank {position})"))
             seen.add(doc)
@@ -220,7 +232,9 @@ def record_run(
     if create_missing_queries:
         query_pks = ensure_queries(pool, rankings.keys())
     else:
-        query_pks = dict(Query.objects.filter(pool=pool, external_id__in=list(rankings)).values_list("external_id", "pk"))
+        query_pks = dict(
+            Query.objects.filter(pool=pool, external_id__in=list(rankings)).values_list("external_id", "pk")
+        )
         unknown = [q for q in rankings if q not in query_pks]
         if unknown:
             raise RunError(
@@ -229,7 +243,11 @@ def record_run(
             )
     doc_pks = ensure_documents(pool, (d for docs in rankings.values() for d in docs))
     run = Run.objects.create(
-        configuration=configuration, source=source, submitted_by=submitted_by, tag=tag[:200], filename=filename[:255]
+        configuration=configuration,
+        source=source,
+        submitted_by=submitted_by,
+        tag=tag[:200],
+        filename=filename[:255],
     )
     buffer = io.StringIO()
     for qid, docs in rankings.items():
@@ -244,7 +262,11 @@ def record_run(
 
 def ranking_external_ids(run: Run) -> dict[str, list[str]]:
     """A run back as {query id: [doc ids]} with external ids (for exports and comparisons)."""
-    rows = list(Ranking.objects.filter(run=run).values_list("query__external_id", "doc_ids").order_by("query__external_id"))
+    rows = list(
+        Ranking.objects.filter(run=run)
+        .values_list("query__external_id", "doc_ids")
+        .order_by("query__external_id")
+    )
     doc_pks = {pk for _, docs in rows for pk in docs}
     names = dict(Document.objects.filter(pk__in=doc_pks).values_list("pk", "external_id"))
     return {qid: [names[pk] for pk in docs] for qid, docs in rows}

@@ -2,12 +2,12 @@
 
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from . import access
-from .models import Document, Judgment, Pair, Query
+from .models import Document, Judgment, Pair, Query, Ranking
 
 
 @login_not_required
@@ -24,7 +24,9 @@ def home(request: HttpRequest) -> HttpResponse:
         n_queries=Count("queries", distinct=True),
         n_configurations=Count("configurations", distinct=True),
     )
-    rating = set(access.rating_pools_for(user).values_list("pk", flat=True)) if access.is_rater(user) else set()
+    rating = (
+        set(access.rating_pools_for(user).values_list("pk", flat=True)) if access.is_rater(user) else set()
+    )
     rows = []
     for pool in pools:
         mine = Judgment.objects.filter(pair__pool=pool, rater=user).count() if pool.pk in rating else None
@@ -52,4 +54,65 @@ def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
         request,
         "judgments/pool_detail.html",
         {"pool": found, "stats": stats, "configurations": configurations},
+    )
+
+
+# --- Configurations and runs (engineers of the pool, admins) -------------------------------------
+
+
+def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+    configurations = (
+        access.configurations_for(request.user)
+        .filter(pool=found)
+        .select_related("team")
+        .annotate(n_runs=Count("runs"), last_run=Max("runs__created_at"))
+    )
+    my_teams = set(request.user.teams.values_list("pk", flat=True))
+    return render(
+        request,
+        "judgments/configuration_list.html",
+        {"pool": found, "configurations": configurations, "my_teams": my_teams},
+    )
+
+
+def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpResponse:
+    configuration = get_object_or_404(
+        access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
+    )
+    runs = configuration.runs.select_related("submitted_by").annotate(n_rankings=Count("rankings"))
+    return render(
+        request,
+        "judgments/configuration_detail.html",
+        {
+            "configuration": configuration,
+            "pool": configuration.pool,
+            "runs": runs,
+            "can_manage": access.can_manage_configuration(request.user, configuration),
+        },
+    )
+
+
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(
+        access.runs_for(request.user).select_related("configuration__pool", "submitted_by"), pk=run_id
+    )
+    rankings = list(Ranking.objects.filter(run=run).select_related("query").order_by("query__external_id"))
+    shown_docs = {pk for ranking in rankings for pk in ranking.doc_ids[:10]}
+    names = dict(Document.objects.filter(pk__in=shown_docs).values_list("pk", "external_id"))
+    rows = [
+        {"query": r.query, "depth": len(r.doc_ids), "top": [names[pk] for pk in r.doc_ids[:10]]}
+        for r in rankings
+    ]
+    current = run.configuration.runs.order_by("-id").values_list("pk", flat=True).first() == run.pk
+    return render(
+        request,
+        "judgments/run_detail.html",
+        {
+            "run": run,
+            "configuration": run.configuration,
+            "pool": run.configuration.pool,
+            "rows": rows,
+            "current": current,
+        },
     )

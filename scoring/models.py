@@ -18,12 +18,27 @@ FLAVOUR_CHOICES = [
 
 # metric name (as in exports and the API) -> column
 METRIC_FIELDS = {
-    "ndcg@3": "ndcg_3", "ndcg@5": "ndcg_5", "ndcg@10": "ndcg_10", "ndcg@100": "ndcg_100",
-    "p@3": "p_3", "p@5": "p_5", "p@10": "p_10", "p@100": "p_100",
-    "recall@3": "recall_3", "recall@5": "recall_5", "recall@10": "recall_10", "recall@100": "recall_100",
-    "mrr": "mrr", "ap": "ap",
+    "ndcg@3": "ndcg_3",
+    "ndcg@5": "ndcg_5",
+    "ndcg@10": "ndcg_10",
+    "ndcg@100": "ndcg_100",
+    "p@3": "p_3",
+    "p@5": "p_5",
+    "p@10": "p_10",
+    "p@100": "p_100",
+    "recall@3": "recall_3",
+    "recall@5": "recall_5",
+    "recall@10": "recall_10",
+    "recall@100": "recall_100",
+    "mrr": "mrr",
+    "ap": "ap",
 }
-JUDGED_FIELDS = {"judged@3": "judged_3", "judged@5": "judged_5", "judged@10": "judged_10", "judged@100": "judged_100"}
+JUDGED_FIELDS = {
+    "judged@3": "judged_3",
+    "judged@5": "judged_5",
+    "judged@10": "judged_10",
+    "judged@100": "judged_100",
+}
 
 
 class QueryScoreQuerySet(models.QuerySet):

@@ -11,7 +11,6 @@ from django.db.backends.postgresql import base, client
 
 from . import server
 
-
 _running: server.Running | None = None
 
 

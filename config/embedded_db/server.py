@@ -100,8 +100,16 @@ def find_running(pgdata: Path) -> Running | None:
         if ready:
             return Running(pid, socket_dir, port)
         return None  # starting or stopping: the caller waits
-    # Stale: the pid is gone or belongs to something else. Never signal it; just drop the file.
+    # Stale: the pid is gone or belongs to something else. Never signal it; just drop the file and
+    # the socket's lock file, which names the same pid and would make postgres refuse to start.
     (pgdata / "postmaster.pid").unlink(missing_ok=True)
+    try:
+        socket_dir, port = Path(lines[4].strip()), int(lines[3])
+    except (IndexError, ValueError):
+        socket_dir, port = pgdata, 5432
+    if socket_dir.is_dir():
+        (socket_dir / f".s.PGSQL.{port}.lock").unlink(missing_ok=True)
+        (socket_dir / f".s.PGSQL.{port}").unlink(missing_ok=True)
     return None
 
 
@@ -171,7 +179,19 @@ def ensure_running(pgdata: Path) -> Running:
         log = pgdata / "server.log"
         options = f'-h "" -k {socket_dir} -c max_connections=200 -c shared_buffers=256MB'
         _run(
-            [str(bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-t", "60", "-l", str(log), "-o", options, "start"],
+            [
+                str(bin_dir() / "pg_ctl"),
+                "-D",
+                str(pgdata),
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "start",
+            ],
             user=user,
             timeout=90,
         )
@@ -226,7 +246,9 @@ def stop(pgdata: Path) -> bool:
         if running is None:
             return False
         user = SYSTEM_USER if _as_root() else None
-        _run([str(bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-m", "fast", "stop"], user=user, timeout=90)
+        _run(
+            [str(bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-m", "fast", "stop"], user=user, timeout=90
+        )
         return True
 
 

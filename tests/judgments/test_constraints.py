@@ -82,7 +82,11 @@ def test_judgment_change_leaves_history(pair, rater, site_admin):
     with transaction.atomic():
         services.set_actor(site_admin)
         Judgment.objects.filter(pk=judgment.pk).update(grade=4)  # even a bulk update is traced
-    changes = list(JudgmentChange.objects.filter(pair=pair).order_by("id").values_list("action", "old_grade", "new_grade", "changed_by"))
+    changes = list(
+        JudgmentChange.objects.filter(pair=pair)
+        .order_by("id")
+        .values_list("action", "old_grade", "new_grade", "changed_by")
+    )
     assert changes == [
         ("created", None, 1, rater.pk),
         ("changed", 1, 3, rater.pk),

@@ -44,12 +44,17 @@ class Command(BaseCommand):
         connection.close()
         python, manage = sys.executable, str(Path(settings.BASE_DIR) / "manage.py")
         children = [
-            subprocess.Popen([python, manage, "db_worker", "--queue-name", "default", "--no-reload"], preexec_fn=_die_with_parent),
+            subprocess.Popen(
+                [python, manage, "db_worker", "--queue-name", "default", "--no-reload"],
+                preexec_fn=_die_with_parent,
+            ),
             subprocess.Popen(
                 [python, manage, "runserver", f"{host}:{port}", "--noreload"], preexec_fn=_die_with_parent
             ),
         ]
-        self.stdout.write(self.style.SUCCESS(f"Serving on http://{host}:{port}/  (Ctrl-C stops the app and its database)"))
+        self.stdout.write(
+            self.style.SUCCESS(f"Serving on http://{host}:{port}/  (Ctrl-C stops the app and its database)")
+        )
         stopping = False
 
         def stop(signum, frame):

@@ -36,13 +36,19 @@ class Command(BaseCommand):
             return
         with transaction.atomic():
             self._pool(users)
-        self.stdout.write(self.style.SUCCESS("Demo data loaded: log in as admin, engineer, rater or rater2 (password: demo)."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                "Demo data loaded: log in as admin, engineer, rater or rater2 (password: demo)."
+            )
+        )
 
     def _users(self) -> dict:
         User = get_user_model()
         users = {}
         for username, role, superuser in USERS:
-            user, created = User.objects.get_or_create(username=username, defaults={"email": f"{username}@example.org"})
+            user, created = User.objects.get_or_create(
+                username=username, defaults={"email": f"{username}@example.org"}
+            )
             if created:
                 user.set_password("demo")
                 user.is_staff = superuser
@@ -65,7 +71,9 @@ class Command(BaseCommand):
             ),
         )
         pool.members.add(*users.values())
-        Query.objects.bulk_create([Query(pool=pool, external_id=q, text=t, information_need=n) for q, t, n in queries])
+        Query.objects.bulk_create(
+            [Query(pool=pool, external_id=q, text=t, information_need=n) for q, t, n in queries]
+        )
         Document.objects.bulk_create(
             [Document(pool=pool, external_id=d, title=t, body=b, url=u) for d, t, b, u in documents]
         )
@@ -73,14 +81,22 @@ class Command(BaseCommand):
         search.members.add(users["engineer"], users["admin"])
         configs = [
             ("bm25-baseline", "BM25 over title and body, k1=1.2, b=0.75.", {"k1": 1.2, "b": 0.75}, 0.45, 1),
-            ("hybrid-rerank", "BM25 candidates reranked by a cross-encoder.", {"candidates": 100, "model": "ce-mini"}, 0.8, 2),
+            (
+                "hybrid-rerank",
+                "BM25 candidates reranked by a cross-encoder.",
+                {"candidates": 100, "model": "ce-mini"},
+                0.8,
+                2,
+            ),
         ]
         for name, description, params, quality, seed in configs:
             config = SearchConfiguration.objects.create(
                 pool=pool, team=search, name=name, description=description, parameters=params
             )
             rankings = demo_data.demo_run(queries, documents, truth, quality=quality, seed=seed)
-            services.record_run(config, rankings, source=Run.Source.DEMO, submitted_by=users["engineer"], tag=name)
+            services.record_run(
+                config, rankings, source=Run.Source.DEMO, submitted_by=users["engineer"], tag=name
+            )
         # Some judgments: the raters graded the first 12 queries' own documents, with a little disagreement.
         rng = random.Random(7)
         query_pks = dict(Query.objects.filter(pool=pool).values_list("external_id", "pk"))
