@@ -7,9 +7,10 @@ from judgments import views as judgment_views
 urlpatterns = [
     path("", judgment_views.home, name="home"),
     path("healthz", judgment_views.healthz, name="healthz"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", judgment_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("judgments.urls")),
+    path("", include("judgments.rating_urls")),
     path("", include("scoring.urls")),
 ]

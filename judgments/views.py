@@ -1,5 +1,7 @@
 """Pages shared by every role: the home page and a pool's overview."""
 
+from django.conf import settings
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.db.models import Count, Max, Q
@@ -7,7 +9,16 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from . import access
-from .models import Document, Judgment, Pair, Query, Ranking
+from .models import Document, Judgment, Pair, Pool, Query, Ranking
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login, plus the demo logins when the demo is loaded (DEBUG only)."""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["demo_logins"] = settings.DEBUG and Pool.objects.filter(name="demo").exists()
+        return context
 
 
 @login_not_required

