@@ -1,0 +1,411 @@
+"""Every export of a pool as a stream of text chunks: nothing builds a whole file in memory.
+
+Each function returns a generator of ``str`` chunks (each a run of complete lines) that a management
+command writes to stdout and a view hands to ``StreamingHttpResponse``. Rows come from server-side
+cursors (``.iterator(chunk_size=...)`` or a named cursor); the TREC formats (qrels, runs) are formatted
+by PostgreSQL itself and fetched many lines per row, because they are the large ones and Python per
+line would dominate (see ``bench_exchange``).
+
+Combined grades (qrels, RankLib, Quepid CSV) follow the pool's rule, exactly as scoring uses them:
+an adjudicated final grade wins; otherwise the raters' grades of the pair ("can't judge" is no grade)
+are combined by mean, median, majority (most frequent, ties: the lower), min or max. A pair with no
+grade is not exported. A mean or median may be fractional; the tools that read qrels (trec_eval,
+pytrec_eval, ir_measures) want integers, so exports round half up unless ``rounding="exact"``.
+Plain qrels stay plain: the rule and scale go in the file name and the export page; formats with
+comment lines (RankLib) carry them in a header.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Iterator
+
+from django.db import connection, transaction
+
+from . import formats
+from .models import CombineRule, Document, Judgment, Pair, Pool, Query, Ranking, Run
+
+CHUNK_ROWS = 2000
+ROUNDINGS = ("round", "exact")
+QUERY_COLUMNS = ("text", "id")
+QUERY_FORMATS = ("tsv", "jsonl")
+JUDGMENT_FORMATS = ("csv", "rater-csv", "jsonl")
+DELETED_ADMIN = "deleted-admin"  # final_by of a final grade whose admin account was deleted
+
+
+class ExportError(ValueError):
+    """The pool holds data that the format cannot represent (the message says what and where)."""
+
+
+# --- Combined grades ------------------------------------------------------------------------------
+
+_AGGREGATES = {
+    CombineRule.MEAN: "avg(j.grade::float8)",
+    CombineRule.MEDIAN: "percentile_cont(0.5) WITHIN GROUP (ORDER BY j.grade)",
+    # mode() keeps the first of equally frequent values in the ORDER BY: the lower grade.
+    CombineRule.MAJORITY: "(mode() WITHIN GROUP (ORDER BY j.grade))::float8",
+    CombineRule.MIN: "min(j.grade)::float8",
+    CombineRule.MAX: "max(j.grade)::float8",
+}
+
+
+def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]:
+    """SQL selecting (qid, docid, grade float, query_pk, query_text) for every pair of `pool` that has
+    a combined grade, ordered by query id then doc id unless `ordered` is False."""
+    aggregate = _AGGREGATES[CombineRule(pool.combine_rule)]
+    order = "ORDER BY q.external_id, d.external_id" if ordered else ""
+    sql = f"""
+        WITH g AS (
+            SELECT j.pair_id, {aggregate} AS grade
+            FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+            WHERE p.pool_id = %s AND NOT j.cant_judge
+            GROUP BY j.pair_id
+        )
+        SELECT q.external_id AS qid, d.external_id AS docid, COALESCE(p.final_grade::float8, g.grade) AS grade,
+               q.id AS query_pk, q.text AS query_text
+        FROM judgments_pair p
+        LEFT JOIN g ON g.pair_id = p.id
+        JOIN judgments_query q ON q.id = p.query_id
+        JOIN judgments_document d ON d.id = p.document_id
+        WHERE p.pool_id = %s AND (p.final_grade IS NOT NULL OR g.grade IS NOT NULL)
+        {order}
+    """
+    return sql, [pool.pk, pool.pk]
+
+
+def combined_grades(pool: Pool) -> dict[tuple[str, str], float]:
+    """{(query id, doc id): combined grade} of a pool (small pools, tests and comparisons)."""
+    sql, params = combined_grades_sql(pool)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {(q, d): g for q, d, g, _, _ in cursor.fetchall()}
+
+
+def scale_text(pool: Pool) -> str:
+    return ", ".join(f"{e.get('grade')} {e.get('label', '')}".strip() for e in pool.grade_scale)
+
+
+def combined_note(pool: Pool, rounding: str = "round") -> str:
+    """One sentence saying how the exported grades were made (export page, RankLib header)."""
+    rule = CombineRule(pool.combine_rule)
+    rounded = "rounded half up to integers" if rounding == "round" else "exact (may be fractional)"
+    return (
+        f"Combined grades of pool {pool.name}: rule {rule.value} ({rule.label}); an adjudicated final grade "
+        f"wins; can't-judge is no grade; {rounded}. Scale: {scale_text(pool)}."
+    )
+
+
+def qrels_filename(pool: Pool, rounding: str = "round") -> str:
+    """The rule and rounding go in the name, since plain qrels have no header: robust.mean.qrels."""
+    suffix = "" if rounding == "round" else "-exact"
+    return f"{pool.name}.{pool.combine_rule}{suffix}.qrels"
+
+
+def _grade_sql(rounding: str) -> str:
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {ROUNDINGS}, not {rounding!r}")
+    # float8::text prints the shortest exact form (2.5, 3), like Python's repr used by formats.write_qrels.
+    return "floor(grade + 0.5)::int::text" if rounding == "round" else "grade::text"
+
+
+def _check_ids(pool: Pool) -> None:
+    """Refuse, before any byte is streamed, ids the line formats cannot carry (control characters:
+    the parsers and trec_eval would split or reject them). Ids never hold whitespace (a constraint)."""
+    bad = r"[\x01-\x1f\x7f-\x9f]"
+    query = (
+        Query.objects.filter(pool=pool, external_id__regex=bad).values_list("external_id", flat=True).first()
+    )
+    doc = (
+        Document.objects.filter(pool=pool, external_id__regex=bad)
+        .values_list("external_id", flat=True)
+        .first()
+    )
+    if query is not None or doc is not None:
+        what = f"query id {query!r}" if query is not None else f"document id {doc!r}"
+        raise ExportError(
+            f"Pool {pool.name} has a {what} with a control character; TREC files cannot hold it."
+        )
+
+
+def _stream_sql(sql: str, params: list, *, rows: int = 200) -> Iterator[str]:
+    """Fetch one text column (a block of lines per row) through a named server-side cursor."""
+    # A named cursor lives in a transaction (Django adds WITH HOLD only in autocommit for querysets).
+    with transaction.atomic(), connection.chunked_cursor() as cursor:
+        cursor.itersize = rows
+        cursor.execute(sql, params)
+        while True:
+            batch = cursor.fetchmany(rows)
+            if not batch:
+                return
+            yield "".join(block for (block,) in batch)
+
+
+def qrels_chunks(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
+    """Plain TREC qrels ``qid 0 docid grade`` of the pool's combined grades, by query then doc id.
+
+    PostgreSQL formats the lines and groups them in blocks of up to 1,000 per fetched row."""
+    grade = _grade_sql(rounding)
+    _check_ids(pool)
+    inner, params = combined_grades_sql(pool, ordered=False)
+    sql = f"""
+        SELECT string_agg(line, '' ORDER BY n) FROM (
+            SELECT c.qid || ' 0 ' || c.docid || ' ' || {grade} || E'\\n' AS line,
+                   row_number() OVER (ORDER BY c.qid, c.docid) AS n
+            FROM ({inner}) c
+        ) lines
+        GROUP BY (n - 1) / 1000 ORDER BY (n - 1) / 1000
+    """
+    return _stream_sql(sql, params)
+
+
+def _blocks(lines: Iterable[str], size: int = 1000) -> Iterator[str]:
+    """Join generated lines into blocks: fewer, larger writes to stdout or the socket."""
+    iterator = iter(lines)
+    while True:
+        block = "".join(itertools.islice(iterator, size))
+        if not block:
+            return
+        yield block
+
+
+def ranklib_lines(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
+    """RankLib/LTR label lines ``grade qid:N # docid query text``, with a header of ``#`` comments
+    (RankLib skips them) saying the rule, the scale and, when query ids are not all integers, which
+    number stands for which query."""
+    _grade_sql(rounding)
+    ids = list(
+        Query.objects.filter(pool=pool, pairs__isnull=False)
+        .distinct()
+        .order_by("external_id")
+        .values_list("external_id", flat=True)
+    )
+    numeric = all(q.isascii() and q.isdigit() for q in ids)
+    numbers = {q: (int(q) if numeric else n) for n, q in enumerate(ids, start=1)}
+    yield f"# {combined_note(pool, rounding)}\n"
+    if numeric:
+        yield "# qid:N is the query id.\n"
+    else:
+        yield "# qid:N numbers the queries in order of their ids:\n"
+        yield from _blocks(f"# qid:{n} = {q}\n" for q, n in numbers.items())
+
+    def rows() -> Iterator[tuple]:
+        sql, params = combined_grades_sql(pool)
+        for qid, docid, grade, _pk, text in _named_rows(sql, params):
+            value = int(grade + 0.5) if rounding == "round" else grade
+            yield value, numbers[qid], docid, text or qid
+
+    yield from _blocks(formats.write_ranklib(rows()))
+
+
+def _named_rows(sql: str, params: list, rows: int = CHUNK_ROWS) -> Iterator[tuple]:
+    with transaction.atomic(), connection.chunked_cursor() as cursor:
+        cursor.itersize = rows
+        cursor.execute(sql, params)
+        while True:
+            batch = cursor.fetchmany(rows)
+            if not batch:
+                return
+            yield from batch
+
+
+# --- Runs -----------------------------------------------------------------------------------------
+
+
+_VALID_ID = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]+")
+
+
+def run_tag(run: Run) -> str:
+    """The run's own tag when it is a valid id, else its configuration's name."""
+    tag = run.tag
+    if tag and len(tag) <= formats.MAX_ID_LENGTH and _VALID_ID.fullmatch(tag):
+        return tag
+    return run.configuration.name
+
+
+def run_filename(run: Run) -> str:
+    return f"{run.configuration.pool.name}.{run.configuration.name}.run{run.pk}.trec"
+
+
+def run_chunks(run: Run) -> Iterator[str]:
+    """TREC run lines ``qid Q0 docid rank score tag``, scores n..1 (strictly decreasing, so trec_eval's
+    score sort keeps our order), by query id. PostgreSQL formats them, one block per ranking."""
+    tag = run_tag(run)
+    _check_ids(run.configuration.pool)
+    sql = """
+        SELECT string_agg(q.external_id || ' Q0 ' || d.external_id || ' ' || u.ord || ' '
+                          || (cardinality(r.doc_ids) - u.ord + 1) || ' ' || %s || E'\\n', '' ORDER BY u.ord)
+        FROM judgments_ranking r
+        JOIN judgments_query q ON q.id = r.query_id
+        CROSS JOIN LATERAL unnest(r.doc_ids) WITH ORDINALITY AS u(doc, ord)
+        JOIN judgments_document d ON d.id = u.doc
+        WHERE r.run_id = %s
+        GROUP BY q.external_id, r.id
+        ORDER BY q.external_id
+    """
+    return _stream_sql(sql, [tag, run.pk])
+
+
+# --- Queries and documents ------------------------------------------------------------------------
+
+
+def queries_lines(pool: Pool, fmt: str = "tsv") -> Iterator[str]:
+    """Queries as TSV ``qid<TAB>text`` or JSON lines with the information need."""
+    if fmt not in QUERY_FORMATS:
+        raise ValueError(f"query format must be one of {QUERY_FORMATS}, not {fmt!r}")
+    rows = (
+        Query.objects.filter(pool=pool)
+        .order_by("external_id")
+        .values_list("external_id", "text", "information_need")
+    )
+    if fmt == "tsv":
+        problem = rows.filter(text__regex=r"[\t\r\n]").values_list("external_id", flat=True).first()
+        if problem is not None:
+            raise ExportError(
+                f"Query {problem} has a tab or line break in its text; export as JSON lines instead."
+            )
+        empty = rows.filter(text__regex=r"^\s*$").values_list("external_id", flat=True).first()
+        if empty is not None:
+            raise ExportError(f"Query {empty} has no text; TSV needs one (export as JSON lines instead).")
+        writer = formats.write_queries_tsv
+    else:
+        writer = formats.write_queries_jsonl
+    # A query created by a run or qrels import has no text yet: JSON lines say so with its id.
+    records = (
+        (qid, text if text.strip() else qid, need) for qid, text, need in rows.iterator(chunk_size=CHUNK_ROWS)
+    )
+    return _blocks(writer(records))
+
+
+def documents_lines(pool: Pool) -> Iterator[str]:
+    """Documents as JSON lines ``{"id", "title", "body", "url", **extra}``."""
+    rows = (
+        Document.objects.filter(pool=pool)
+        .order_by("external_id")
+        .values_list("external_id", "title", "body", "url", "extra")
+    )
+    records = (
+        formats.DocumentRecord(
+            0, doc_id, title, body, url, extra if isinstance(extra, dict) else {"extra": extra}
+        )
+        for doc_id, title, body, url, extra in rows.iterator(chunk_size=CHUNK_ROWS)
+    )
+    return _blocks(formats.write_documents_jsonl(records))
+
+
+# --- Judgments ------------------------------------------------------------------------------------
+
+
+def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[str]:
+    """Quepid's ``query,docid,rating``: one combined grade per pair (rounded half up to an integer).
+    ``query_column="text"`` writes the query text (Quepid matches by text; a query without text gets
+    its id), ``"id"`` the query id."""
+    if query_column not in QUERY_COLUMNS:
+        raise ValueError(f"query column must be one of {QUERY_COLUMNS}, not {query_column!r}")
+    sql, params = combined_grades_sql(pool)
+
+    def rows() -> Iterator[tuple[str, str, int]]:
+        for qid, docid, grade, _pk, text in _named_rows(sql, params):
+            query = (text or "").strip() if query_column == "text" else qid
+            yield query or qid, docid, int(grade + 0.5)
+
+    return _blocks(formats.write_judgments_csv(rows()))
+
+
+def raters_of(pool: Pool) -> list[str]:
+    """Usernames of everyone who judged a pair of the pool, sorted."""
+    return list(
+        Judgment.objects.in_pool(pool)
+        .order_by("rater__username")
+        .values_list("rater__username", flat=True)
+        .distinct()
+    )
+
+
+def rater_csv_lines(pool: Pool) -> Iterator[str]:
+    """One row per judged pair, one column per rater: grade 0-4, X (can't judge) or empty."""
+    raters = raters_of(pool)
+    sql = """
+        SELECT q.external_id, d.external_id, array_agg(u.username), array_agg(j.grade), array_agg(j.cant_judge)
+        FROM judgments_judgment j
+        JOIN judgments_pair p ON p.id = j.pair_id
+        JOIN judgments_query q ON q.id = p.query_id
+        JOIN judgments_document d ON d.id = p.document_id
+        JOIN auth_user u ON u.id = j.rater_id
+        WHERE p.pool_id = %s
+        GROUP BY q.external_id, d.external_id
+        ORDER BY q.external_id, d.external_id
+    """
+
+    def rows() -> Iterator[tuple]:
+        for qid, docid, users, grades, cant in _named_rows(sql, [pool.pk]):
+            cells = {u: (formats.CANT_JUDGE if c else g) for u, g, c in zip(users, grades, cant, strict=True)}
+            yield qid, docid, cells
+
+    if not raters:
+        return iter(())
+    return _blocks(formats.write_rater_csv(raters, rows()))
+
+
+def judgments_jsonl_lines(pool: Pool) -> Iterator[str]:
+    """Every judgment with grade, can't-judge flag, reason, note and timestamps, then every adjudicated
+    final grade (``"final": true``, rater = the admin): what re-imports into an empty pool unchanged."""
+
+    def records() -> Iterator[formats.JudgmentJsonRecord]:
+        judgments = (
+            Judgment.objects.in_pool(pool)
+            .order_by("pair__query__external_id", "pair__document__external_id", "rater__username")
+            .values_list(
+                "pair__query__external_id",
+                "pair__document__external_id",
+                "rater__username",
+                "grade",
+                "cant_judge",
+                "cant_judge_reason",
+                "note",
+                "created_at",
+                "updated_at",
+            )
+        )
+        for qid, docid, rater, grade, cant, reason, note, created, updated in judgments.iterator(
+            chunk_size=CHUNK_ROWS
+        ):
+            yield formats.JudgmentJsonRecord(
+                0, qid, docid, rater, grade, cant, reason, note, created, updated
+            )
+        finals = (
+            Pair.objects.in_pool(pool)
+            .filter(final_grade__isnull=False)
+            .order_by("query__external_id", "document__external_id")
+            .values_list(
+                "query__external_id", "document__external_id", "final_by__username", "final_grade", "final_at"
+            )
+        )
+        for qid, docid, admin, grade, at in finals.iterator(chunk_size=CHUNK_ROWS):
+            yield formats.JudgmentJsonRecord(
+                0, qid, docid, admin or DELETED_ADMIN, grade, False, "", "", at, at, True
+            )
+
+    return _blocks(formats.write_judgments_jsonl(records()))
+
+
+def judgments_lines(pool: Pool, fmt: str, **options) -> Iterator[str]:
+    if fmt == "csv":
+        return judgments_csv_lines(pool, **options)
+    if fmt == "rater-csv":
+        return rater_csv_lines(pool)
+    if fmt == "jsonl":
+        return judgments_jsonl_lines(pool)
+    raise ValueError(f"judgment format must be one of {JUDGMENT_FORMATS}, not {fmt!r}")
+
+
+def judgments_filename(pool: Pool, fmt: str) -> str:
+    return {
+        "csv": f"{pool.name}.{pool.combine_rule}.ratings.csv",
+        "rater-csv": f"{pool.name}.raters.csv",
+        "jsonl": f"{pool.name}.judgments.jsonl",
+    }[fmt]
+
+
+def count_rankings(run: Run) -> int:
+    return Ranking.objects.filter(run=run).count()

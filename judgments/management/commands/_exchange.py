@@ -1,0 +1,108 @@
+"""Shared by the import and export commands (the leading underscore keeps Django from listing it).
+
+Exports write to stdout and nothing else; progress bars go to stderr, and only when stderr is a
+terminal, so `manage.py export_qrels --pool P > file` stays a clean file in a pipe or a cron job.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+
+from django.core.management.base import CommandError
+from tqdm import tqdm
+
+from judgments.exports import ExportError
+from judgments.formats import FormatError
+from judgments.models import Pool
+
+
+def get_pool(name: str, *, create: bool = False, stderr=None) -> Pool:
+    pool = Pool.objects.filter(name=name).first()
+    if pool is not None:
+        return pool
+    if not create:
+        raise CommandError(f"No pool named {name!r}")
+    if not name or any(ch.isspace() for ch in name):
+        raise CommandError(f"A pool name may not be empty or contain whitespace: {name!r}")
+    if stderr is not None:
+        stderr.write(f"Created pool {name}")
+    return Pool.objects.create(name=name)
+
+
+def wants_progress(command) -> bool:
+    return bool(getattr(command.stderr, "isatty", lambda: False)())
+
+
+def input_lines(command, path: str, *, desc: str) -> tuple[Iterable[bytes], str]:
+    """The file (or stdin for "-") as binary lines, with a byte-count progress bar on a terminal."""
+    if path == "-":
+        handle, name, size = sys.stdin.buffer, "<stdin>", None
+    else:
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed by _lines when exhausted
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
+        name, size = path, os.fstat(handle.fileno()).st_size
+    if not wants_progress(command):
+        return _lines(handle, None), name
+    bar = tqdm(total=size, unit="B", unit_scale=True, desc=desc, file=command.stderr._out, leave=False)
+    return _lines(handle, bar), name
+
+
+def _lines(handle, bar) -> Iterator[bytes]:
+    try:
+        pending = 0
+        for line in handle:
+            if bar is not None:
+                pending += len(line)
+                if pending > 1 << 20:
+                    bar.update(pending)
+                    pending = 0
+            yield line
+        if bar is not None:
+            bar.update(pending)
+    finally:
+        if bar is not None:
+            bar.close()
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def format_error(exc: FormatError) -> CommandError:
+    count = len(exc.problems)
+    return CommandError(
+        f"{exc.name}: {count} problem{'s' if count != 1 else ''}, nothing was imported:\n{exc}"
+    )
+
+
+def write_chunks(
+    command, make_chunks: Callable[[], Iterable[str]], *, total: int | None = None, desc: str = "export"
+) -> int:
+    """Write the text chunks of `make_chunks()` to stdout; a line-count progress bar on stderr when it
+    is a terminal. Data a format cannot hold (ExportError, ValueError) stops the command cleanly."""
+    try:
+        chunks = make_chunks()
+    except (ExportError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    out = command.stdout
+    lines = 0
+    bar = None
+    if wants_progress(command):
+        bar = tqdm(
+            total=total, unit=" lines", unit_scale=True, desc=desc, file=command.stderr._out, leave=False
+        )
+    try:
+        for chunk in chunks:
+            out.write(chunk, ending="")
+            if bar is not None:
+                n = chunk.count("\n")
+                lines += n
+                bar.update(n)
+    except (ExportError, ValueError) as exc:
+        raise CommandError(f"The export stopped: {exc}") from None
+    finally:
+        if bar is not None:
+            bar.close()
+    return lines

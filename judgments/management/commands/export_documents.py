@@ -1,0 +1,17 @@
+from django.core.management.base import BaseCommand
+
+from judgments import exports
+
+from ._exchange import get_pool, write_chunks
+
+
+class Command(BaseCommand):
+    help = 'Print the pool\'s documents as JSON lines {"id", "title", "body", "url", ...extra fields}.'
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", required=True, help="pool name")
+
+    def handle(self, *args, pool, **options):
+        found = get_pool(pool)
+        total = found.documents.count()
+        write_chunks(self, lambda: exports.documents_lines(found), total=total, desc="documents")

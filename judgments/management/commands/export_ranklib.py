@@ -1,0 +1,22 @@
+from django.core.management.base import BaseCommand
+
+from judgments import exports
+
+from ._exchange import get_pool, write_chunks
+
+
+class Command(BaseCommand):
+    help = (
+        "Print the pool's combined grades as RankLib/LTR label lines (grade qid:N # docid query), with "
+        "a # header naming the combining rule, the scale and the query numbers."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", required=True, help="pool name")
+        parser.add_argument("--exact", action="store_true", help="fractional combined grades as they are")
+
+    def handle(self, *args, pool, exact, **options):
+        found = get_pool(pool)
+        write_chunks(
+            self, lambda: exports.ranklib_lines(found, rounding="exact" if exact else "round"), desc="ranklib"
+        )

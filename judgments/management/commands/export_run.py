@@ -1,0 +1,31 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from judgments import exports
+from judgments.models import Run
+
+from ._exchange import get_pool, write_chunks
+
+
+class Command(BaseCommand):
+    help = (
+        "Print a configuration's run as a TREC run (qid Q0 docid rank score tag; scores strictly decreasing "
+        "so trec_eval keeps the stored order). The newest run unless --run."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", required=True, help="pool name")
+        parser.add_argument("--configuration", required=True, help="configuration name")
+        parser.add_argument("--run", type=int, help="run id (default: the configuration's newest run)")
+
+    def handle(self, *args, pool, configuration, run, **options):
+        found = get_pool(pool)
+        config = found.configurations.filter(name=configuration).first()
+        if config is None:
+            raise CommandError(f"Pool {found.name} has no configuration named {configuration!r}")
+        runs = Run.objects.filter(configuration=config).select_related("configuration__pool")
+        chosen = runs.filter(pk=run).first() if run else runs.order_by("-id").first()
+        if chosen is None:
+            raise CommandError(
+                f"Configuration {config.name} has {'no run ' + str(run) if run else 'no run yet'}"
+            )
+        write_chunks(self, lambda: exports.run_chunks(chosen), total=None, desc="run")

@@ -1,0 +1,26 @@
+from django.core.management.base import BaseCommand
+
+from judgments.formats import FormatError
+from judgments.imports.documents import import_documents
+
+from ._exchange import format_error, get_pool, input_lines
+
+
+class Command(BaseCommand):
+    help = (
+        'Import documents from JSON lines {"id", "title", "body", "url", ...}: create new ones, replace the '
+        "content of existing ones (other keys are kept as extra fields). All or nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", required=True, help="pool name (created if missing)")
+        parser.add_argument("file", help="JSON lines file, or - for stdin")
+
+    def handle(self, *args, pool, file, **options):
+        found = get_pool(pool, create=True, stderr=self.stderr)
+        lines, name = input_lines(self, file, desc="documents")
+        try:
+            summary = import_documents(found, lines, name=name)
+        except FormatError as exc:
+            raise format_error(exc) from None
+        self.stderr.write(str(summary))

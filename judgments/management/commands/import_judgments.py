@@ -1,0 +1,54 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from judgments.formats import FormatError
+from judgments.imports.judgments import FORMATS, import_judgments
+
+from ._exchange import format_error, get_pool, input_lines
+
+
+class Command(BaseCommand):
+    help = (
+        "Import judgments: --format csv (Quepid's query,docid,rating; queries matched by id or text), "
+        "rater-csv (query_id,doc_id,<rater>... with grades, X = can't judge) or jsonl (every field, "
+        "timestamps and final grades). Missing raters become non-login accounts. All or nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", required=True, help="pool name (created if missing)")
+        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument(
+            "--rater",
+            help="csv only: username the ratings belong to (default: non-login account ratings:<file>)",
+        )
+        parser.add_argument("--actor", help="username recorded in the judgment history (default: each rater)")
+        parser.add_argument("file", help="the file, or - for stdin")
+
+    def _user(self, username, *, create=False):
+        User = get_user_model()
+        user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+        if user is None and create:
+            user = User(**{User.USERNAME_FIELD: username})
+            user.set_unusable_password()
+            user.save()
+        if user is None:
+            raise CommandError(f"No user named {username!r}")
+        return user
+
+    def handle(self, *args, pool, format, rater, actor, file, **options):
+        if rater and format != "csv":
+            raise CommandError("--rater is for --format csv; the other formats name their raters")
+        found = get_pool(pool, create=True, stderr=self.stderr)
+        lines, name = input_lines(self, file, desc="judgments")
+        try:
+            summary = import_judgments(
+                found,
+                lines,
+                format=format,
+                name=name,
+                rater=self._user(rater, create=True) if rater else None,
+                actor=self._user(actor) if actor else None,
+            )
+        except FormatError as exc:
+            raise format_error(exc) from None
+        self.stderr.write(str(summary))
