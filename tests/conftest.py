@@ -15,11 +15,13 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 PASSWORD = "correct-horse-battery"
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _assert_postgres(django_db_blocker):
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, checked to be PostgreSQL (never SQLite). Pure tests need no database."""
     from django.db import connection
 
-    assert connection.vendor == "postgresql", "tests run on PostgreSQL only"
+    with django_db_blocker.unblock():
+        assert connection.vendor == "postgresql", "tests run on PostgreSQL only"
     yield
 
 

@@ -16,14 +16,6 @@ from judgments.agreement import (
     pairwise_kappas,
 )
 
-
-# tests/conftest.py has an autouse session fixture that needs pytest-django and
-# PostgreSQL; these are pure-numpy tests (run with `-p no:django`), so shadow it.
-@pytest.fixture(autouse=True, scope="session")
-def _assert_postgres():
-    yield
-
-
 DOMAIN = [0, 1, 2, 3, 4]
 
 

@@ -22,13 +22,6 @@ from scoring.stats import (
 )
 
 
-# tests/conftest.py has an autouse session fixture that needs pytest-django and
-# PostgreSQL; these are pure-numpy tests (run with `-p no:django`), so shadow it.
-@pytest.fixture(autouse=True, scope="session")
-def _assert_postgres():
-    yield
-
-
 def _pairs(seed, n, effect=0.0, noise=0.2):
     rng = np.random.default_rng(seed)
     a = rng.random(n)
