@@ -1,0 +1,87 @@
+"""Agreement between raters and the disagreements an admin settles. Admin pages only.
+
+The numbers come from the pure `agreement` module; this module only gathers the grades. "Can't judge"
+answers are not grades and take no part in agreement or disagreement. A final grade set by an admin
+(`services.set_final_grade`) does not change the raters' grades, so agreement stays a measure of the raters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from . import agreement
+from .models import Judgment, Pair, Pool
+
+DISAGREEMENT_SPREAD = 2
+
+
+def pool_ratings(pool: Pool) -> dict[int, dict[int, int]]:
+    """{pair pk: {rater pk: grade}} for every grade (not can't judge) in the pool."""
+    ratings: dict[int, dict[int, int]] = defaultdict(dict)
+    rows = Judgment.objects.in_pool(pool).graded().values_list("pair_id", "rater_id", "grade")
+    for pair_id, rater_id, grade in rows.iterator(chunk_size=10_000):
+        ratings[pair_id][rater_id] = grade
+    return dict(ratings)
+
+
+@dataclass
+class PoolAgreement:
+    alpha: float  # nan when undefined (no pair with 2 grades, or no variation at all)
+    n_units: int  # pairs with two or more grades behind alpha
+    n_raters: int
+    kappas: list[dict] = field(default_factory=list)  # {rater_a, rater_b (users), kappa, n}
+
+    @property
+    def alpha_defined(self) -> bool:
+        return not math.isnan(self.alpha)
+
+
+def pool_agreement(pool: Pool) -> PoolAgreement:
+    """Krippendorff's alpha (ordinal) over the pairs with 2+ grades, and quadratic-weighted Cohen's
+    kappa for every two raters with 2+ pairs in common, each with the number of pairs behind it."""
+    ratings = pool_ratings(pool)
+    raters = sorted({r for by_rater in ratings.values() for r in by_rater})
+    units = [list(by_rater.values()) for by_rater in ratings.values() if len(by_rater) >= 2]
+    alpha, n_units = agreement.krippendorff_alpha_ordinal(units) if units else (math.nan, 0)
+    users = get_user_model().objects.in_bulk(raters)
+    kappas = [
+        {"rater_a": users[a], "rater_b": users[b], "kappa": kappa, "defined": not math.isnan(kappa), "n": n}
+        for a, b, kappa, n in agreement.pairwise_kappas(ratings)
+    ]
+    return PoolAgreement(alpha=alpha, n_units=n_units, n_raters=len(raters), kappas=kappas)
+
+
+def disagreements(pool: Pool, spread: int = DISAGREEMENT_SPREAD) -> list[Pair]:
+    """Pairs whose grades differ by `spread` or more, unsettled first, then the widest spread.
+
+    Each pair carries `.spread` and `.all_judgments` (grades, can't judge answers and notes, by rater name).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT j.pair_id, max(j.grade) - min(j.grade) AS spread
+            FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+            WHERE p.pool_id = %s AND NOT j.cant_judge
+            GROUP BY j.pair_id HAVING max(j.grade) - min(j.grade) >= %s
+            """,
+            [pool.pk, spread],
+        )
+        spreads = dict(cursor.fetchall())
+    pairs = list(
+        Pair.objects.filter(pk__in=spreads)
+        .select_related("query", "document", "final_by")
+        .order_by("query__external_id", "document__external_id")
+    )
+    by_pair = defaultdict(list)
+    for judgment in Judgment.objects.filter(pair__in=spreads).select_related("rater").order_by("rater__username"):
+        by_pair[judgment.pair_id].append(judgment)
+    for pair in pairs:
+        pair.spread = spreads[pair.pk]
+        pair.all_judgments = by_pair[pair.pk]
+    pairs.sort(key=lambda p: (p.final_grade is not None, -p.spread))
+    return pairs
