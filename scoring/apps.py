@@ -1,6 +1,19 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_save, pre_save
 
 
 class ScoringConfig(AppConfig):
     name = "scoring"
     verbose_name = "Scoring"
+
+    def ready(self) -> None:
+        # Stored scores follow every grade and run as soon as its transaction commits (scoring.services).
+        from judgments.models import Pool
+        from judgments.signals import grades_changed, run_submitted
+
+        from . import services
+
+        grades_changed.connect(services.on_grades_changed, dispatch_uid="scoring.grades_changed")
+        run_submitted.connect(services.on_run_submitted, dispatch_uid="scoring.run_submitted")
+        pre_save.connect(services.remember_combine_rule, sender=Pool, dispatch_uid="scoring.pool_pre_save")
+        post_save.connect(services.on_pool_saved, sender=Pool, dispatch_uid="scoring.pool_post_save")

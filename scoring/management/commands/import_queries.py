@@ -1,0 +1,29 @@
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from judgments.formats import FormatError
+from judgments.imports import import_queries
+
+from ._common import get_pool, import_failed, input_lines, input_name
+
+
+class Command(BaseCommand):
+    help = (
+        "Import queries into a pool (created if missing): TSV 'qid<TAB>text' or JSON lines "
+        '{"id", "text", "information_need"}. All or nothing.'
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pool", required=True, help="pool name (created if missing)")
+        parser.add_argument("file", help="queries file, or - for stdin")
+
+    def handle(self, *args, pool, file, **options):
+        try:
+            with transaction.atomic():
+                found = get_pool(pool, create=True)
+                summary = import_queries(
+                    found, input_lines(self, file, desc="queries"), name=input_name(file)
+                )
+        except FormatError as exc:
+            raise import_failed(exc) from None
+        self.stdout.write(str(summary))

@@ -1,0 +1,539 @@
+"""Scores of a pool: combined grades and rankings in, stored `QueryScore` rows out.
+
+Which cells exist: one row per (run, graded query, flavour) for every run of the pool (current or
+not: the leaderboard shows the change since a configuration's previous run). A graded query has at
+least one combined grade; queries without any grade get no row. A run with no ranking for a graded
+query gets a row with has_ranking=False and every metric 0 (as `trec_eval -c`). has_relevant is False
+when no document of the query has a combined grade >= 1 (trec_eval's relevance level).
+
+Combined grade of a pair (in SQL): the adjudicated `Pair.final_grade` when set, else the pool's rule
+(mean, median, majority with ties to the lower grade, min, max) over the raters' grades; "can't judge"
+is no grade. It may be fractional (mean 2.5); the gain uses it as is.
+
+Writers: `rescore_pool(pool)` recomputes everything; `rescore_queries(pool, query_ids)` (all runs x
+those queries) and `rescore_run(run)` (one run x every graded query) recompute only the affected
+cells. All three take a per-pool advisory lock, so concurrent updates apply one after the other and
+the last one sees every committed grade. The signal receivers at the bottom call them after commit.
+
+Readers: `configuration_means(pool, flavour)` for leaderboards (SQL AVG over stored rows).
+
+Data moves in bulk: grades and rankings are read with COPY ... TO STDOUT (FORMAT BINARY) straight into
+numpy arrays (rankings padded with -1 on the server to a fixed width, so every row has the same size),
+and scores are written with COPY ... FROM STDIN (FORMAT BINARY) built by numpy: no Python loop per row.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection, transaction
+
+from judgments.models import CombineRule, Pool, Run, SearchConfiguration
+
+from . import metrics
+from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+
+logger = logging.getLogger(__name__)
+
+FLAVOUR_NAMES: tuple[str, ...] = tuple(metrics.FLAVOURS)
+# Column order of the score rows; metric names as in metrics.METRICS / metrics.JUDGED.
+SCORE_COLUMNS: dict[str, str] = {**METRIC_FIELDS, **JUDGED_FIELDS}
+# Rankings read per batch (rows x padded width): bounds memory whatever the pool size.
+BATCH_ENTRIES = 6_000_000
+# First key of pg_advisory_xact_lock(key, pool id): "scoring".
+_LOCK_KEY = 0x5C0_4E
+
+_COMBINE_SQL = {
+    CombineRule.MEAN: "avg(j.grade)::float8",
+    CombineRule.MEDIAN: "percentile_cont(0.5) WITHIN GROUP (ORDER BY j.grade)",
+    # mode() keeps the first of equally frequent values in input order: ORDER BY grade = the lower one.
+    CombineRule.MAJORITY: "(mode() WITHIN GROUP (ORDER BY j.grade))::float8",
+    CombineRule.MIN: "min(j.grade)::float8",
+    CombineRule.MAX: "max(j.grade)::float8",
+}
+
+_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+_COPY_HEADER = _COPY_SIGNATURE + b"\x00\x00\x00\x00\x00\x00\x00\x00"
+_COPY_TRAILER = b"\xff\xff"
+_PG_EPOCH = 946_684_800  # 2000-01-01T00:00:00Z in Unix seconds
+
+
+class ScoringError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Grades:
+    """Combined grades of a pool: parallel arrays, one entry per graded pair, sorted by query."""
+
+    query: np.ndarray  # int64 query pk
+    doc: np.ndarray  # int64 document pk
+    grade: np.ndarray  # float64 combined grade
+
+    def __len__(self) -> int:
+        return len(self.query)
+
+    @property
+    def queries(self) -> np.ndarray:
+        """Sorted pks of the graded queries."""
+        return np.unique(self.query)
+
+    def relevant_queries(self) -> np.ndarray:
+        """Sorted pks of the queries with at least one document of grade >= 1."""
+        return np.unique(self.query[self.grade >= metrics.RELEVANCE_LEVEL])
+
+
+# --- Binary COPY ---------------------------------------------------------------------------------------
+
+
+def _copy_out(cursor, sql: str, params: Sequence, dtype: np.dtype) -> np.ndarray:
+    """Run `COPY (sql) TO STDOUT (FORMAT BINARY)` and view its rows as `dtype` (fixed-size rows)."""
+    with cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy:
+        data = b"".join(copy)
+    if not data.startswith(_COPY_SIGNATURE) or not data.endswith(_COPY_TRAILER):
+        raise ScoringError("unexpected binary COPY stream from the database")
+    extension = int.from_bytes(data[15:19], "big")
+    body = memoryview(data)[19 + extension : -2]
+    if len(body) % dtype.itemsize:
+        raise ScoringError(f"binary COPY rows are not {dtype.itemsize} bytes each")
+    rows = np.frombuffer(body, dtype=dtype)
+    if len(rows) and (rows["nfields"] != len([n for n in dtype.names if n.startswith("len_")])).any():
+        raise ScoringError("binary COPY returned rows of an unexpected shape")
+    return rows
+
+
+def _fields(*columns: tuple[str, str | tuple]) -> np.dtype:
+    """Packed dtype of a binary COPY row: field count, then (length, value) per column."""
+    spec: list[tuple] = [("nfields", ">i2")]
+    for name, kind in columns:
+        spec.append((f"len_{name}", ">i4"))
+        spec.append((name, *kind) if isinstance(kind, tuple) else (name, kind))
+    return np.dtype(spec)
+
+
+def _check_lengths(rows: np.ndarray, **expected: int) -> None:
+    for name, length in expected.items():
+        if len(rows) and (rows[f"len_{name}"] != length).any():
+            raise ScoringError(f"column {name}: NULL or unexpected size in the binary COPY stream")
+
+
+# --- Reading -------------------------------------------------------------------------------------------
+
+
+def pool_grades(pool: Pool, query_ids: Iterable[int] | None = None) -> Grades:
+    """Combined grades of `pool` (restricted to `query_ids` when given), by the pool's combine rule."""
+    aggregate = _COMBINE_SQL[CombineRule(pool.combine_rule)]
+    params: list = [pool.pk]
+    where = ""
+    if query_ids is not None:
+        where = "AND p.query_id = ANY(%s)"
+        params.append(sorted({int(q) for q in query_ids}))
+    sql = f"""
+        SELECT p.query_id, p.document_id, COALESCE(p.final_grade::float8, {aggregate})
+        FROM judgments_pair p
+        LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
+        WHERE p.pool_id = %s {where}
+        GROUP BY p.id
+        HAVING p.final_grade IS NOT NULL OR count(j.grade) > 0
+        ORDER BY p.query_id
+    """
+    dtype = _fields(("query", ">i8"), ("doc", ">i8"), ("grade", ">f8"))
+    with connection.cursor() as cursor:
+        rows = _copy_out(cursor, sql, params, dtype)
+    _check_lengths(rows, query=8, doc=8, grade=8)
+    return Grades(
+        rows["query"].astype(np.int64),
+        rows["doc"].astype(np.int64),
+        rows["grade"].astype(np.float64),
+    )
+
+
+def _pool_run_ids(pool: Pool) -> list[int]:
+    return list(Run.objects.filter(configuration__pool=pool).order_by("id").values_list("id", flat=True))
+
+
+@dataclass
+class _Batch:
+    run_ids: list[int] = field(default_factory=list)
+    rows: int = 0
+    width: int = 0
+
+
+def _ranking_batches(cursor, run_ids: Sequence[int], query_ids: Sequence[int] | None) -> list[_Batch]:
+    """Group runs so that each batch reads at most about BATCH_ENTRIES padded entries."""
+    where, params = _ranking_filter(run_ids, query_ids)
+    cursor.execute(
+        f"SELECT run_id, count(*), max(cardinality(doc_ids)) FROM judgments_ranking WHERE {where}"
+        " GROUP BY run_id ORDER BY run_id",
+        params,
+    )
+    batches: list[_Batch] = []
+    batch = _Batch()
+    for run_id, count, width in cursor.fetchall():
+        wider = max(batch.width, width)
+        if batch.run_ids and (batch.rows + count) * wider > BATCH_ENTRIES:
+            batches.append(batch)
+            batch, wider = _Batch(), width
+        batch.run_ids.append(run_id)
+        batch.rows += count
+        batch.width = wider
+    if batch.run_ids:
+        batches.append(batch)
+    return batches
+
+
+def _ranking_filter(run_ids: Sequence[int], query_ids: Sequence[int] | None) -> tuple[str, list]:
+    where, params = "run_id = ANY(%s)", [list(run_ids)]
+    if query_ids is not None:
+        where += " AND query_id = ANY(%s)"
+        params.append(list(query_ids))
+    return where, params
+
+
+def _read_rankings(cursor, batch: _Batch, query_ids: Sequence[int] | None):
+    """(run pks, query pks, (n, width) document pks padded with -1) of a batch of runs."""
+    width = batch.width
+    where, params = _ranking_filter(batch.run_ids, query_ids)
+    # Padding on the server makes every row the same size, so numpy reads the stream in one go.
+    sql = (
+        "SELECT run_id, query_id, doc_ids || array_fill(-1::bigint, ARRAY[%s - cardinality(doc_ids)])"
+        f" FROM judgments_ranking WHERE {where}"
+    )
+    element = np.dtype([("len", ">i4"), ("value", ">i8")])
+    dtype = _fields(
+        ("run", ">i8"), ("query", ">i8"), ("docs", ([("head", ">i4", (5,)), ("items", element, (width,))],))
+    )
+    rows = _copy_out(cursor, sql, [width, *params], dtype)
+    _check_lengths(rows, run=8, query=8, docs=20 + 12 * width)
+    head = rows["docs"]["head"]  # ndim, has-nulls flag, element type, size, lower bound
+    if len(rows) and not ((head[:, 0] == 1) & (head[:, 1] == 0) & (head[:, 3] == width)).all():
+        raise ScoringError("unexpected ranking array in the binary COPY stream")
+    return (
+        rows["run"].astype(np.int64),
+        rows["query"].astype(np.int64),
+        rows["docs"]["items"]["value"].astype(np.int64),
+    )
+
+
+# --- Computing -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Cells:
+    """Scores of a set of (run, query) cells, every flavour."""
+
+    run: np.ndarray
+    query: np.ndarray
+    has_ranking: np.ndarray
+    has_relevant: np.ndarray
+    values: dict[str, dict[str, np.ndarray]]  # flavour -> metric name -> (n,) values
+
+    def __len__(self) -> int:
+        return len(self.run)
+
+
+def _score_cells(
+    grades: Grades,
+    graded: np.ndarray,
+    relevant: np.ndarray,
+    run_ids: Sequence[int],
+    rank_run,
+    rank_query,
+    docs,
+) -> _Cells:
+    """Score the rankings of graded queries, and add a zero row for every (run, graded query) that
+    has no ranking. Rankings of queries without grades are left out."""
+    if len(graded) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Cells(empty, empty, np.zeros(0, bool), np.zeros(0, bool), {})
+    position = np.minimum(np.searchsorted(graded, rank_query), len(graded) - 1)
+    keep = graded[position] == rank_query
+    rank_run, rank_query, docs, position = rank_run[keep], rank_query[keep], docs[keep], position[keep]
+    scored = metrics.score_all(
+        rank_query, docs, grades.query, grades.doc, grades.grade, metrics.FLAVOURS.values()
+    )
+
+    # Every (run, graded query) cell of the batch; those without a ranking score 0.
+    runs = np.asarray(sorted(run_ids), dtype=np.int64)
+    run_position = np.searchsorted(runs, rank_run)
+    present = np.zeros(len(runs) * len(graded), dtype=bool)
+    present[run_position * len(graded) + position] = True
+    missing = np.flatnonzero(~present)
+    n_missing = len(missing)
+
+    run = np.concatenate([rank_run, runs[missing // len(graded)]])
+    query = np.concatenate([rank_query, graded[missing % len(graded)]])
+    has_ranking = np.concatenate([np.ones(len(rank_run), bool), np.zeros(n_missing, bool)])
+    has_relevant = np.isin(query, relevant, assume_unique=False)
+    zeros = np.zeros(n_missing)
+    values = {
+        flavour: {name: np.concatenate([column, zeros]) for name, column in table.items()}
+        for flavour, table in scored.items()
+    }
+    return _Cells(run, query, has_ranking, has_relevant, values)
+
+
+# --- Writing -------------------------------------------------------------------------------------------
+
+
+def _score_rows(cells: _Cells, flavour: str, timestamp: int) -> bytes:
+    """The binary COPY rows of one flavour (header and trailer not included)."""
+    label = flavour.encode()
+    columns = [
+        ("run", ">i8"),
+        ("query", ">i8"),
+        ("flavor", f"S{len(label)}"),
+        ("has_ranking", "u1"),
+        ("has_relevant", "u1"),
+        *((column, ">f8") for column in SCORE_COLUMNS.values()),
+        ("updated_at", ">i8"),
+    ]
+    dtype = _fields(*columns)
+    rows = np.empty(len(cells), dtype=dtype)
+    rows["nfields"] = len(columns)
+    for name, kind in columns:
+        rows[f"len_{name}"] = np.dtype(kind).itemsize
+    rows["run"] = cells.run
+    rows["query"] = cells.query
+    rows["flavor"] = label
+    rows["has_ranking"] = cells.has_ranking
+    rows["has_relevant"] = cells.has_relevant
+    table = cells.values[flavour]
+    for metric, column in SCORE_COLUMNS.items():
+        rows[column] = table[metric]
+    rows["updated_at"] = timestamp
+    return rows.tobytes()
+
+
+def _write_cells(cursor, cells: _Cells) -> int:
+    if not len(cells):
+        return 0
+    timestamp = int((time.time() - _PG_EPOCH) * 1_000_000)
+    columns = ", ".join(
+        ["run_id", "query_id", "flavor", "has_ranking", "has_relevant", *SCORE_COLUMNS.values(), "updated_at"]
+    )
+    with cursor.copy(f"COPY {QueryScore._meta.db_table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.write(_COPY_HEADER)
+        for flavour in cells.values:
+            copy.write(_score_rows(cells, flavour, timestamp))
+        copy.write(_COPY_TRAILER)
+    return len(cells) * len(cells.values)
+
+
+# --- Recomputing ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class RescoreSummary:
+    runs: int = 0
+    queries: int = 0  # graded queries in scope
+    rows: int = 0  # score rows written (cells x flavours)
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.rows} scores written for {self.runs} runs x {self.queries} graded queries "
+            f"x {len(FLAVOUR_NAMES)} flavours in {self.seconds:.2f} s"
+        )
+
+
+def _lock(cursor, pool: Pool) -> None:
+    cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_KEY, pool.pk])
+
+
+def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int] | None) -> RescoreSummary:
+    """Recompute the cells run x query for run in run_ids (default every run of the pool) and query in
+    query_ids (default every query), replacing their stored rows, in one transaction."""
+    started = time.perf_counter()
+    summary = RescoreSummary()
+    timings = summary.timings
+    with transaction.atomic(), connection.cursor() as cursor:
+        _lock(cursor, pool)
+        pool.refresh_from_db(fields=["combine_rule"])
+        if run_ids is None:
+            run_ids = _pool_run_ids(pool)
+        run_ids = sorted(run_ids)
+        tick = time.perf_counter()
+        grades = pool_grades(pool, query_ids)
+        graded, relevant = grades.queries, grades.relevant_queries()
+        timings["read grades"] = time.perf_counter() - tick
+        summary.runs, summary.queries = len(run_ids), len(graded)
+
+        tick = time.perf_counter()
+        table = QueryScore._meta.db_table
+        if query_ids is None:
+            cursor.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)", [run_ids])
+        else:
+            cursor.execute(
+                f"DELETE FROM {table} WHERE run_id = ANY(%s) AND query_id = ANY(%s)",
+                [run_ids, sorted({int(q) for q in query_ids})],
+            )
+        timings["delete"] = time.perf_counter() - tick
+        if not run_ids or not len(graded):
+            summary.seconds = time.perf_counter() - started
+            return summary
+
+        # Only the graded queries' rankings matter; for a full recompute filtering in numpy is cheaper.
+        ranking_queries = None if query_ids is None else graded.tolist()
+        batches = _ranking_batches(cursor, run_ids, ranking_queries)
+        batched = {run for batch in batches for run in batch.run_ids}
+        # Runs with no ranking of any graded query still get their zero rows.
+        unranked = [run for run in run_ids if run not in batched]
+        if unranked:
+            batches.append(_Batch(unranked, 0, 0))
+        for key in ("read rankings", "score", "write"):
+            timings[key] = 0.0
+        for batch in batches:
+            tick = time.perf_counter()
+            if batch.rows:
+                rank_run, rank_query, docs = _read_rankings(cursor, batch, ranking_queries)
+            else:
+                rank_run = rank_query = np.zeros(0, dtype=np.int64)
+                docs = np.zeros((0, 0), dtype=np.int64)
+            timings["read rankings"] += time.perf_counter() - tick
+            tick = time.perf_counter()
+            cells = _score_cells(grades, graded, relevant, batch.run_ids, rank_run, rank_query, docs)
+            del rank_run, rank_query, docs
+            timings["score"] += time.perf_counter() - tick
+            tick = time.perf_counter()
+            summary.rows += _write_cells(cursor, cells)
+            timings["write"] += time.perf_counter() - tick
+            del cells
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def rescore_pool(pool: Pool) -> RescoreSummary:
+    """Recompute every stored score of the pool: every run (current or not), graded query and flavour."""
+    summary = _rescore(pool, None, None)
+    logger.info("pool %s rescored: %s", pool.name, summary)
+    return summary
+
+
+def rescore_queries(pool: Pool, query_ids: Iterable[int]) -> RescoreSummary:
+    """Recompute the cells of these queries for every run of the pool (after their grades changed).
+    A query that no longer has any grade loses its rows."""
+    ids = sorted({int(q) for q in query_ids})
+    if not ids:
+        return RescoreSummary()
+    return _rescore(pool, None, ids)
+
+
+def rescore_run(run: Run) -> RescoreSummary:
+    """Compute the cells of one run for every graded query of its pool (after it was submitted)."""
+    pool = Pool.objects.get(configurations__runs=run)
+    return _rescore(pool, [run.pk], None)
+
+
+# --- Signal receivers (connected in ScoringConfig.ready) ---------------------------------------------
+
+
+def on_grades_changed(sender, pool: Pool, pair_ids: Iterable[int], **kwargs) -> None:
+    """judgments.signals.grades_changed: rescore every run on the queries of the changed pairs."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [list(pair_ids)])
+        query_ids = [row[0] for row in cursor.fetchall()]
+    rescore_queries(pool, query_ids)
+
+
+def on_run_submitted(sender, run: Run, **kwargs) -> None:
+    """judgments.signals.run_submitted: score the new run on every graded query of its pool."""
+    rescore_run(run)
+
+
+def remember_combine_rule(sender, instance: Pool, update_fields=None, **kwargs) -> None:
+    """pre_save of Pool: note the stored combine rule, to see in post_save whether it changed."""
+    if instance.pk and (update_fields is None or "combine_rule" in update_fields):
+        instance._stored_combine_rule = (
+            Pool.objects.filter(pk=instance.pk).values_list("combine_rule", flat=True).first()
+        )
+
+
+def on_pool_saved(sender, instance: Pool, created: bool = False, **kwargs) -> None:
+    """post_save of Pool: a new combine rule changes every combined grade, so the whole pool is
+    recomputed, in the background (tasks.recompute_pool) once the change is committed."""
+    before = instance.__dict__.pop("_stored_combine_rule", None)
+    if created or before is None or before == instance.combine_rule:
+        return
+    from .tasks import recompute_pool
+
+    pool_id = instance.pk
+    transaction.on_commit(lambda: recompute_pool.enqueue(pool_id))
+
+
+# --- Leaderboards --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunMeans:
+    """Means of one run's stored scores over every graded query of the pool (missing rankings count 0).
+
+    means: {metric: mean} for every name in metrics.METRICS and metrics.JUDGED (None when n_queries is 0).
+    n_missing: graded queries the run has no ranking for; n_no_relevant: graded queries with no
+    document of grade >= 1 (both are included in n_queries and in the means, with their scores).
+    """
+
+    run_id: int
+    n_queries: int
+    n_missing: int
+    n_no_relevant: int
+    means: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class ConfigurationMeans:
+    configuration: SearchConfiguration  # with .team loaded
+    current: RunMeans  # the configuration's newest run
+    previous: RunMeans | None  # the run before it, scored against the same (current) grades
+
+    def change(self, metric: str) -> float | None:
+        """Current minus previous mean of `metric`; None without a previous run or a mean."""
+        if self.previous is None:
+            return None
+        now, before = self.current.means.get(metric), self.previous.means.get(metric)
+        return None if now is None or before is None else now - before
+
+
+def configuration_means(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR) -> list[ConfigurationMeans]:
+    """For each configuration of `pool` that has a run, in name order: the means of its current run
+    (and of the previous run) in `flavour`, by SQL AVG over the stored rows. Nothing is recomputed."""
+    if flavour not in metrics.FLAVOURS:
+        raise ValueError(f"unknown flavour {flavour!r}; expected one of {FLAVOUR_NAMES}")
+    averages = ", ".join(f"avg(s.{column})" for column in SCORE_COLUMNS.values())
+    sql = f"""
+        WITH runs AS (
+            SELECT r.id, r.configuration_id,
+                   row_number() OVER (PARTITION BY r.configuration_id ORDER BY r.id DESC) AS age
+            FROM judgments_run r
+            JOIN judgments_searchconfiguration c ON c.id = r.configuration_id
+            WHERE c.pool_id = %s
+        )
+        SELECT runs.configuration_id, runs.id, runs.age, count(s.id),
+               count(s.id) FILTER (WHERE NOT s.has_ranking),
+               count(s.id) FILTER (WHERE NOT s.has_relevant),
+               {averages}
+        FROM runs
+        LEFT JOIN {QueryScore._meta.db_table} s ON s.run_id = runs.id AND s.flavor = %s
+        WHERE runs.age <= 2
+        GROUP BY runs.configuration_id, runs.id, runs.age
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pool.pk, flavour])
+        rows = cursor.fetchall()
+    per_configuration: dict[int, dict[int, RunMeans]] = {}
+    for configuration_id, run_id, age, n, n_missing, n_no_relevant, *means in rows:
+        per_configuration.setdefault(configuration_id, {})[age] = RunMeans(
+            run_id, n, n_missing, n_no_relevant, dict(zip(SCORE_COLUMNS, means, strict=True))
+        )
+    configurations = SearchConfiguration.objects.filter(pk__in=per_configuration).select_related("team")
+    return [
+        ConfigurationMeans(
+            configuration, per_configuration[configuration.pk][1], per_configuration[configuration.pk].get(2)
+        )
+        for configuration in configurations.order_by("name")
+    ]
