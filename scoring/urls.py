@@ -1,5 +1,27 @@
 from django.urls import path
 
+from . import views
+
 app_name = "scoring"
 
-urlpatterns: list = []
+urlpatterns: list = [
+    # Leaderboard and comparisons (scoring.views).
+    path("pools/<str:pool>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("pools/<str:pool>/leaderboard.csv", views.leaderboard_csv, name="leaderboard-csv"),
+    path("pools/<str:pool>/compare/", views.compare, name="compare"),
+    path("pools/<str:pool>/compare.csv", views.compare_csv, name="compare-csv"),
+    path("pools/<str:pool>/compare/query/", views.compare_query, name="compare-query"),
+    path(
+        "configurations/<int:configuration_id>/scores/",
+        views.configuration_history,
+        name="configuration-history",
+    ),
+    path(
+        "configurations/<int:configuration_id>/scores.csv",
+        views.configuration_history_csv,
+        name="configuration-history-csv",
+    ),
+    path(
+        "configurations/<int:configuration_id>/queue-unjudged/", views.queue_unjudged, name="queue-unjudged"
+    ),
+]

@@ -1,0 +1,751 @@
+"""Reading stored scores for the leaderboard and for comparing configurations: a thin service.
+
+Nothing here recomputes a metric. Every figure comes from `QueryScore` rows (one per run, query and
+flavour), which the scoring service keeps current as grades and runs arrive:
+
+- a configuration's score is the mean over its current run's rows in one flavour (rows with
+  has_ranking=False count 0, as `trec_eval -c`); judged@k is averaged over the queries the run ranked;
+- two configurations are compared on the queries that have a row for both, query by query (paired);
+- the significance figures are those of `scoring.stats` (paired randomization test, paired t-test,
+  percentile bootstrap, Holm). `compare_many` runs them for several metrics at once with shared
+  resamples, so a comparison page of 5,000 queries stays well under a second of numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+
+import numpy as np
+from django.db import connection
+from django.db.models import Avg, Count, Q
+
+from judgments.models import (
+    Document,
+    Pool,
+    Query,
+    Ranking,
+    Run,
+    SearchConfiguration,
+)
+
+from . import services, stats
+from .metrics import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS
+from .models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+
+LEADERBOARD_METRICS: tuple[str, ...] = tuple(f"ndcg@{k}" for k in CUTOFFS)
+HEADLINE_METRIC = "ndcg@10"
+WARNING_JUDGED = "judged@10"
+JUDGED_THRESHOLD = 0.9  # below this share of judged documents in the top 10, a comparison is shaky
+CONFIDENCE = 0.95
+N_RESAMPLES = 10_000  # sign flips of the randomization test (Monte-Carlo SE of p = 0.05: 0.002)
+SEED = 0
+ALPHA = 0.05
+
+# Every stored column, by metric name.
+SCORE_FIELDS: dict[str, str] = {**METRIC_FIELDS, **JUDGED_FIELDS}
+FLAVOUR_NAMES: tuple[str, ...] = tuple(name for name, _ in FLAVOUR_CHOICES)
+
+
+class ComparisonError(ValueError):
+    """A comparison that cannot be made (unknown metric or flavour, a configuration without a scored run)."""
+
+
+def metric_label(metric: str) -> str:
+    """Display name: ndcg@10 -> NDCG@10, recall@5 -> Recall@5, mrr -> MRR."""
+    name, _, cutoff = metric.partition("@")
+    label = {"ndcg": "NDCG", "p": "P", "recall": "Recall", "judged": "Judged", "mrr": "MRR", "ap": "AP"}[name]
+    return f"{label}@{cutoff}" if cutoff else label
+
+
+def check_flavour(flavour: str | None) -> str:
+    """The flavour name, the default for None/empty; ComparisonError if unknown."""
+    if not flavour:
+        return DEFAULT_FLAVOUR
+    if flavour not in FLAVOUR_NAMES:
+        raise ComparisonError(f"Unknown flavour {flavour!r}; one of {', '.join(FLAVOUR_NAMES)}.")
+    return flavour
+
+
+def check_metric(metric: str | None) -> str:
+    if not metric:
+        return HEADLINE_METRIC
+    if metric not in METRIC_FIELDS:
+        raise ComparisonError(f"Unknown metric {metric!r}; one of {', '.join(METRIC_FIELDS)}.")
+    return metric
+
+
+def flavour_descriptions() -> list[tuple[str, str]]:
+    return [
+        (name, FLAVOURS[name].description if name in FLAVOURS else label) for name, label in FLAVOUR_CHOICES
+    ]
+
+
+# --- Means per run: one aggregate query ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Means over one run's stored rows in one flavour."""
+
+    run_id: int
+    n_queries: int  # rows scored
+    n_unranked: int  # rows where the run had no ranking for the query (scored 0)
+    means: dict[str, float]  # every metric of METRIC_FIELDS
+    judged: dict[str, float | None]  # judged@k over the ranked queries (None: the run ranked none)
+
+    @property
+    def n_ranked(self) -> int:
+        return self.n_queries - self.n_unranked
+
+
+def run_summaries(run_ids, flavour: str) -> dict[int, RunSummary]:
+    """{run id: RunSummary} for the runs that have rows in `flavour` (one GROUP BY query)."""
+    ids = list(run_ids)
+    if not ids:
+        return {}
+    aggregates = {f"m_{field}": Avg(field) for field in METRIC_FIELDS.values()}
+    aggregates |= {f"j_{field}": Avg(field, filter=Q(has_ranking=True)) for field in JUDGED_FIELDS.values()}
+    rows = (
+        QueryScore.objects.filter(run_id__in=ids, flavor=flavour)
+        .values("run_id")
+        .annotate(n=Count("id"), unranked=Count("id", filter=Q(has_ranking=False)), **aggregates)
+        .order_by()
+    )
+    return {
+        row["run_id"]: RunSummary(
+            run_id=row["run_id"],
+            n_queries=row["n"],
+            n_unranked=row["unranked"],
+            means={metric: row[f"m_{field}"] for metric, field in METRIC_FIELDS.items()},
+            judged={metric: row[f"j_{field}"] for metric, field in JUDGED_FIELDS.items()},
+        )
+        for row in rows
+    }
+
+
+@dataclass
+class LeaderboardRow:
+    configuration: SearchConfiguration
+    run_id: int | None = None
+    run_created_at: datetime | None = None
+    current: RunSummary | None = None  # None: no run, or not scored yet
+    previous_run_id: int | None = None
+    previous: RunSummary | None = None
+
+    def mean(self, metric: str) -> float | None:
+        return self.current.means[metric] if self.current else None
+
+    def judged(self, metric: str) -> float | None:
+        return self.current.judged[metric] if self.current else None
+
+    def change(self, metric: str) -> float | None:
+        """Mean of the current run minus the mean of the previous run (None without both)."""
+        if self.current is None or self.previous is None:
+            return None
+        return self.current.means[metric] - self.previous.means[metric]
+
+
+def _summary(means: services.RunMeans) -> RunSummary | None:
+    """A RunSummary from the scoring service's means (None: the run has no stored row yet).
+
+    The service averages judged@k over every row; rows of queries the run did not rank hold 0, so the
+    mean over the ranked queries is that average times n / n_ranked."""
+    n, unranked = means.n_queries, means.n_missing
+    if n == 0:
+        return None
+    ranked = n - unranked
+    return RunSummary(
+        run_id=means.run_id,
+        n_queries=n,
+        n_unranked=unranked,
+        means={metric: means.means[metric] for metric in METRIC_FIELDS},
+        judged={metric: means.means[metric] * n / ranked if ranked else None for metric in JUDGED_FIELDS},
+    )
+
+
+def leaderboard(pool: Pool, flavour: str) -> list[LeaderboardRow]:
+    """One row per configuration of the pool, best mean NDCG@10 first; unscored ones last, by name.
+
+    The means come from `services.configuration_means` (one SQL aggregate over the stored rows of each
+    configuration's two newest runs); configurations without a run are listed too.
+    """
+    flavour = check_flavour(flavour)
+    rows = {c.pk: LeaderboardRow(c) for c in pool.configurations.select_related("team").order_by("name")}
+    means = services.configuration_means(pool, flavour)
+    created = dict(
+        Run.objects.filter(pk__in=[m.current.run_id for m in means])
+        .values_list("pk", "created_at")
+        .order_by()
+    )
+    for entry in means:
+        row = rows[entry.configuration.pk]
+        row.run_id, row.run_created_at = entry.current.run_id, created[entry.current.run_id]
+        row.current = _summary(entry.current)
+        if entry.previous is not None:
+            row.previous_run_id, row.previous = entry.previous.run_id, _summary(entry.previous)
+
+    def order(row: LeaderboardRow):
+        score = row.mean(HEADLINE_METRIC)
+        return (score is None, -(score or 0.0), row.configuration.name)
+
+    return sorted(rows.values(), key=order)
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    run: Run
+    summary: RunSummary | None  # None: this run has no stored scores in the flavour
+
+
+def configuration_history(configuration: SearchConfiguration, flavour: str) -> list[HistoryPoint]:
+    """Every run of the configuration, oldest first, with its stored means (two queries)."""
+    flavour = check_flavour(flavour)
+    runs = list(configuration.runs.order_by("id"))
+    summaries = run_summaries([r.pk for r in runs], flavour)
+    return [HistoryPoint(run, summaries.get(run.pk)) for run in runs]
+
+
+# --- Per-query score arrays -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """A run's stored rows in one flavour as arrays, sorted by query key."""
+
+    run_id: int
+    query_ids: np.ndarray  # (n,) int64, ascending
+    has_ranking: np.ndarray  # (n,) bool
+    values: np.ndarray  # (n, len(metrics)) float64
+    metrics: tuple[str, ...]
+
+    def column(self, metric: str) -> np.ndarray:
+        return self.values[:, self.metrics.index(metric)]
+
+
+def run_scores(run_ids, flavour: str, metrics=tuple(SCORE_FIELDS)) -> dict[int, RunScores]:
+    """{run id: RunScores} for the given runs: one query, read straight into numpy."""
+    ids = [int(i) for i in run_ids]
+    metrics = tuple(metrics)
+    columns = ", ".join(SCORE_FIELDS[m] for m in metrics)
+    table = QueryScore._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT run_id, query_id, has_ranking::int, {columns} FROM {table}"  # noqa: S608 (column names are constants)
+            " WHERE flavor = %s AND run_id = ANY(%s) ORDER BY run_id, query_id",
+            [flavour, ids],
+        )
+        data = cursor.fetchall()
+    array = np.array(data, dtype=np.float64).reshape(len(data), 3 + len(metrics))
+    result = {}
+    run_col = array[:, 0].astype(np.int64)
+    for run_id in ids:
+        lo, hi = np.searchsorted(run_col, [run_id, run_id + 1])
+        part = array[lo:hi]
+        result[run_id] = RunScores(
+            run_id=run_id,
+            query_ids=part[:, 1].astype(np.int64),
+            has_ranking=part[:, 2].astype(bool),
+            values=np.ascontiguousarray(part[:, 3:]),
+            metrics=metrics,
+        )
+    return result
+
+
+def align(a: RunScores, b: RunScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query keys with a row for both, their index in a, their index in b)."""
+    return np.intersect1d(a.query_ids, b.query_ids, assume_unique=True, return_indices=True)
+
+
+# --- Statistics for several metrics at once -----------------------------------------------------
+
+# _BYTE_SIGNS[v, k] = +1 if bit k of byte v is set else -1: the sign pattern of 8 queries coded as one byte.
+_BYTE_SIGNS = (
+    np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float64) * 2.0
+    - 1.0
+)
+_TIE_RTOL = 1e-9  # as scoring.stats: resampled sums within this of the observed one count as ties
+_BLOCK_CELLS = 1 << 21  # (resamples x queries) cells per vectorised bootstrap block: a few MB
+_RANDOM_BYTES = 1 << 23  # random bytes (query groups x resamples) per block of the randomization test
+
+
+def randomization_pvalues(
+    d: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int | None = SEED
+) -> np.ndarray:
+    """Two-sided paired sign-flip test of the mean of every column of d (n queries x m), at once.
+
+    The same test as `stats.paired_randomization_test` (p = (count(|sum*| >= |sum|) + 1) / (R + 1)),
+    with the sign flips shared by the columns, so the random numbers are drawn once. A column padded
+    with zeros for queries it lacks gives exactly its own test: a zero difference adds nothing to any
+    resampled sum.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    if d.ndim == 1:
+        d = d[:, None]
+    n, m = d.shape
+    if n == 0:
+        return np.full(m, math.nan)
+    observed = np.abs(d.sum(axis=0))
+    threshold = observed - _TIE_RTOL * np.abs(d).sum(axis=0)
+    n_groups = (n + 7) // 8
+    padded = np.zeros((n_groups * 8, m))
+    padded[:n] = d
+    groups = padded.reshape(n_groups, 8, m)
+    # table[j, c, v]: signed sum of the 8 differences of group j in column c under sign pattern v.
+    table = np.ascontiguousarray(np.einsum("vk,gkc->gcv", _BYTE_SIGNS, groups))
+    rng = np.random.default_rng(seed)
+    # Random bytes drawn as stats.paired_randomization_test draws them, so a single column gets its p.
+    block = max(1, min(n_resamples, _RANDOM_BYTES // n_groups))
+    counts = np.zeros(m, dtype=np.int64)
+    done = 0
+    while done < n_resamples:
+        size = min(block, n_resamples - done)
+        n_bytes = n_groups * size
+        raw = rng.bit_generator.random_raw((n_bytes + 7) // 8).astype("<u8", copy=False)
+        codes = raw.view(np.uint8)[:n_bytes].reshape(n_groups, size)
+        sums = np.zeros((m, size))
+        for j in range(n_groups):
+            sums += table[j].take(codes[j], axis=1)
+        counts += np.count_nonzero(np.abs(sums) >= threshold[:, None], axis=1)
+        done += size
+    return (counts + 1) / (n_resamples + 1)
+
+
+def bootstrap_means(x: np.ndarray, *, n_resamples: int, seed: int | None = SEED) -> np.ndarray:
+    """(n_resamples, m) bootstrap means of every column of x (n queries x m), all resampled alike.
+
+    Each resample is a vector of counts (how often each query was drawn), so one matrix product
+    gives the means of every column."""
+    x = np.asarray(x, dtype=np.float64)
+    n, m = x.shape
+    out = np.empty((n_resamples, m))
+    rng = np.random.default_rng(seed)
+    block = max(1, _BLOCK_CELLS // max(n, 1))
+    done = 0
+    while done < n_resamples:
+        size = min(block, n_resamples - done)
+        draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        out[done : done + size] = counts @ x
+        done += size
+    return out / n
+
+
+def compare_many(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    n_bootstrap: int | None = None,
+    seed: int | None = SEED,
+) -> list[stats.Comparison]:
+    """`stats.compare` for every column of two (n queries x m metrics) arrays, B against A.
+
+    Same definitions as `stats.compare` (percentile bootstrap with one query resample for mean A, mean B
+    and their difference; sign-flip p-value; paired t-test; wins/ties/losses; n_bootstrap None picks
+    `stats.default_n_bootstrap`), with the resamples shared by the metrics, so a page comparing 5 metrics
+    on 5,000 queries draws its random numbers once. Each column gets exactly `stats.compare`'s figures.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(
+            f"a and b must be (queries x metrics) arrays of the same shape, got {a.shape} and {b.shape}"
+        )
+    n, m = a.shape
+    if n == 0:
+        return [stats.compare(np.zeros(0), np.zeros(0)) for _ in range(m)]
+    if n_bootstrap is None:
+        n_bootstrap = stats.default_n_bootstrap(n, n_resamples)
+    p_rand = randomization_pvalues(b - a, n_resamples=n_resamples, seed=seed)
+    boot = bootstrap_means(np.hstack([a, b]), n_resamples=n_bootstrap, seed=seed)
+    tail = (1.0 - CONFIDENCE) / 2.0
+    quantiles = np.quantile(np.hstack([boot, boot[:, m:] - boot[:, :m]]), [tail, 1.0 - tail], axis=0)
+    results = []
+    for c in range(m):
+        col_a, col_b = a[:, c], b[:, c]
+        const_a, const_b = bool(np.all(col_a == col_a[0])), bool(np.all(col_b == col_b[0]))
+        ci_a = (float(col_a[0]),) * 2 if const_a else (float(quantiles[0, c]), float(quantiles[1, c]))
+        ci_b = (float(col_b[0]),) * 2 if const_b else (float(quantiles[0, m + c]), float(quantiles[1, m + c]))
+        if const_a and const_b:
+            ci_diff = (float(col_b[0] - col_a[0]),) * 2
+        else:
+            ci_diff = (float(quantiles[0, 2 * m + c]), float(quantiles[1, 2 * m + c]))
+        _, p_t = stats.paired_t_test(col_a, col_b)
+        wins, ties, losses = stats.wins_ties_losses(col_a, col_b)
+        mean_a, mean_b = float(col_a.mean()), float(col_b.mean())
+        results.append(
+            stats.Comparison(
+                n=n,
+                mean_a=mean_a,
+                mean_b=mean_b,
+                ci_a=ci_a,
+                ci_b=ci_b,
+                diff=mean_b - mean_a,
+                ci_diff=ci_diff,
+                p_randomization=float(p_rand[c]),
+                p_t=p_t,
+                wins=wins,
+                ties=ties,
+                losses=losses,
+            )
+        )
+    return results
+
+
+# --- Comparing configurations ---------------------------------------------------------------------
+
+
+def current_runs(configurations) -> dict[int, Run]:
+    """{configuration pk: its newest run} for those that have one."""
+    ids = [c.pk for c in configurations]
+    return {run.configuration_id: run for run in Run.objects.filter(configuration_id__in=ids).current()}
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    metric: str
+    label: str
+    result: stats.Comparison
+
+    def sentence(self, name_a: str, name_b: str, flavour: str) -> str:
+        return self.result.sentence(f"{self.label} ({flavour})", name_a, name_b)
+
+
+@dataclass
+class PairedScores:
+    """The stored rows of two configurations' current runs, aligned on the queries both have a row for."""
+
+    a: SearchConfiguration
+    b: SearchConfiguration
+    run_a: Run
+    run_b: Run
+    flavour: str
+    query_ids: np.ndarray  # aligned query keys, ascending
+    values_a: np.ndarray  # (n, len(SCORE_FIELDS)) aligned rows of A, columns in SCORE_FIELDS order
+    values_b: np.ndarray
+    only_a: int  # queries with a row for A only
+    only_b: int
+    judged_a: float | None  # mean judged@10 over the queries each run ranked (all its rows)
+    judged_b: float | None
+
+    @property
+    def n(self) -> int:
+        return len(self.query_ids)
+
+    def column(self, metric: str, side: str) -> np.ndarray:
+        values = self.values_a if side == "a" else self.values_b
+        return values[:, list(SCORE_FIELDS).index(metric)]
+
+    def differences(self, metric: str) -> np.ndarray:
+        """Per-query B - A of a metric, in query-key order."""
+        return self.column(metric, "b") - self.column(metric, "a")
+
+    def low_judged(self) -> list[tuple[SearchConfiguration, float]]:
+        """The configurations whose mean judged@10 is below the threshold."""
+        found = []
+        for configuration, judged in ((self.a, self.judged_a), (self.b, self.judged_b)):
+            if judged is not None and judged < JUDGED_THRESHOLD:
+                found.append((configuration, judged))
+        return found
+
+
+@dataclass
+class PairComparison(PairedScores):
+    """PairedScores with the significance figures of every shown metric."""
+
+    metric: str = HEADLINE_METRIC  # the headline metric: the sentence, the chart and the per-query lists
+    rows: list[MetricRow] = field(default_factory=list)
+    n_resamples: int = N_RESAMPLES  # sign flips of the randomization test
+    n_bootstrap: int = 0  # bootstrap resamples of the CIs
+
+    @property
+    def headline(self) -> MetricRow:
+        return next(row for row in self.rows if row.metric == self.metric)
+
+    def sentence(self) -> str:
+        return self.headline.sentence(self.a.name, self.b.name, self.flavour)
+
+    def differences(self, metric: str | None = None) -> np.ndarray:
+        return super().differences(metric or self.metric)
+
+
+def _mean_judged(scores: RunScores) -> float | None:
+    ranked = scores.has_ranking
+    if not ranked.any():
+        return None
+    return float(scores.column(WARNING_JUDGED)[ranked].mean())
+
+
+def _scored_runs(configurations, flavour: str) -> tuple[dict[int, Run], dict[int, RunScores]]:
+    runs = current_runs(configurations)
+    missing = [c.name for c in configurations if c.pk not in runs]
+    if missing:
+        raise ComparisonError(f"No run yet for {', '.join(missing)}.")
+    scores = run_scores([runs[c.pk].pk for c in configurations], flavour)
+    unscored = [c.name for c in configurations if len(scores[runs[c.pk].pk].query_ids) == 0]
+    if unscored:
+        raise ComparisonError(f"No stored {flavour} scores yet for the current run of {', '.join(unscored)}.")
+    return runs, scores
+
+
+def paired_scores(a: SearchConfiguration, b: SearchConfiguration, flavour: str) -> PairedScores:
+    """The stored rows of both current runs, aligned by query (two queries, no statistics)."""
+    flavour = check_flavour(flavour)
+    if a.pk == b.pk:
+        raise ComparisonError("Pick two different configurations.")
+    if a.pool_id != b.pool_id:
+        raise ComparisonError("Configurations of different pools are not scored on the same judgments.")
+    runs, scores = _scored_runs([a, b], flavour)
+    sa, sb = scores[runs[a.pk].pk], scores[runs[b.pk].pk]
+    query_ids, ia, ib = align(sa, sb)
+    return PairedScores(
+        a=a,
+        b=b,
+        run_a=runs[a.pk],
+        run_b=runs[b.pk],
+        flavour=flavour,
+        query_ids=query_ids,
+        values_a=sa.values[ia],
+        values_b=sb.values[ib],
+        only_a=len(sa.query_ids) - len(query_ids),
+        only_b=len(sb.query_ids) - len(query_ids),
+        judged_a=_mean_judged(sa),
+        judged_b=_mean_judged(sb),
+    )
+
+
+def compare_pair(
+    a: SearchConfiguration,
+    b: SearchConfiguration,
+    flavour: str,
+    *,
+    metric: str = HEADLINE_METRIC,
+    metrics=LEADERBOARD_METRICS,
+    n_resamples: int = N_RESAMPLES,
+    n_bootstrap: int | None = None,
+    seed: int | None = SEED,
+) -> PairComparison:
+    """Compare the current runs of two configurations on every metric of `metrics` (plus `metric`)."""
+    metric = check_metric(metric)
+    shown = list(dict.fromkeys([*metrics, metric]))
+    for name in shown:
+        check_metric(name)
+    paired = paired_scores(a, b, flavour)
+    if n_bootstrap is None:
+        n_bootstrap = stats.default_n_bootstrap(paired.n, n_resamples)
+    columns = [list(SCORE_FIELDS).index(name) for name in shown]
+    results = compare_many(
+        paired.values_a[:, columns],
+        paired.values_b[:, columns],
+        n_resamples=n_resamples,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+    )
+    return PairComparison(
+        **{f.name: getattr(paired, f.name) for f in fields(PairedScores)},
+        metric=metric,
+        rows=[
+            MetricRow(name, metric_label(name), result) for name, result in zip(shown, results, strict=True)
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    row: SearchConfiguration
+    column: SearchConfiguration
+    n: int
+    diff: float  # mean(row) - mean(column) over their common queries
+    p_randomization: float
+    p_t: float
+    p_holm: float  # Holm-adjusted randomization p over every pair of the matrix
+    p_t_holm: float
+
+    @property
+    def significant(self) -> bool:
+        return not math.isnan(self.p_holm) and self.p_holm < ALPHA
+
+
+@dataclass
+class Matrix:
+    configurations: list[SearchConfiguration]
+    flavour: str
+    metric: str
+    means: dict[int, float]  # configuration pk -> mean over its rows
+    judged: dict[int, float | None]
+    cells: dict[tuple[int, int], MatrixCell] = field(default_factory=dict)
+
+    def cell(self, row: SearchConfiguration, column: SearchConfiguration) -> MatrixCell | None:
+        return self.cells.get((row.pk, column.pk))
+
+    def grid(self) -> list[tuple[SearchConfiguration, list[MatrixCell | None]]]:
+        return [(r, [self.cell(r, c) for c in self.configurations]) for r in self.configurations]
+
+
+def pairwise_matrix(
+    configurations: list[SearchConfiguration],
+    flavour: str,
+    *,
+    metric: str = HEADLINE_METRIC,
+    n_resamples: int = N_RESAMPLES,
+    seed: int | None = SEED,
+) -> Matrix:
+    """Every pair of configurations on one metric: differences, p-values and Holm-corrected p-values.
+
+    Each pair is paired on the queries both have a row for; the family for Holm's correction is all
+    pairs of the matrix. The configurations are listed best first.
+    """
+    flavour, metric = check_flavour(flavour), check_metric(metric)
+    if len({c.pk for c in configurations}) < 2:
+        raise ComparisonError("Pick at least two configurations.")
+    runs, scores = _scored_runs(configurations, flavour)
+    per = {c.pk: scores[runs[c.pk].pk] for c in configurations}
+    means = {pk: float(s.column(metric).mean()) for pk, s in per.items()}
+    ordered = sorted(configurations, key=lambda c: (-means[c.pk], c.name))
+    universe = np.unique(np.concatenate([s.query_ids for s in per.values()]))
+    pairs = [(ordered[i], ordered[j]) for i in range(len(ordered)) for j in range(i + 1, len(ordered))]
+    # Differences of every pair as one column each, zero where a pair lacks the query (exact: see
+    # randomization_pvalues), so the sign flips are drawn once for the whole matrix.
+    d = np.zeros((len(universe), len(pairs)))
+    n_pair, p_t = [], []
+    for c, (x, y) in enumerate(pairs):
+        common, ix, iy = align(per[x.pk], per[y.pk])
+        vx, vy = per[x.pk].column(metric)[ix], per[y.pk].column(metric)[iy]
+        d[np.searchsorted(universe, common), c] = vx - vy
+        n_pair.append(len(common))
+        p_t.append(stats.paired_t_test(vy, vx)[1] if len(common) else math.nan)
+    p_rand = randomization_pvalues(d, n_resamples=n_resamples, seed=seed)
+    p_rand = np.where(np.array(n_pair) > 0, p_rand, np.nan)
+    holm = stats.holm(p_rand)
+    holm_t = stats.holm(np.array(p_t, dtype=np.float64))
+    matrix = Matrix(ordered, flavour, metric, means, {pk: _mean_judged(s) for pk, s in per.items()})
+    for c, (x, y) in enumerate(pairs):
+        diff = float(d[:, c].sum() / n_pair[c]) if n_pair[c] else math.nan
+        for row, column, sign in ((x, y, 1.0), (y, x, -1.0)):
+            matrix.cells[(row.pk, column.pk)] = MatrixCell(
+                row=row,
+                column=column,
+                n=n_pair[c],
+                diff=sign * diff,
+                p_randomization=float(p_rand[c]),
+                p_t=float(p_t[c]),
+                p_holm=float(holm[c]),
+                p_t_holm=float(holm_t[c]),
+            )
+    return matrix
+
+
+def cutoff_means(configurations, flavour: str, family: str = "ndcg") -> dict[int, list[float | None]]:
+    """{configuration pk: [mean of family@k for k in CUTOFFS]} of the current runs (one aggregate query)."""
+    runs = current_runs(configurations)
+    summaries = run_summaries([r.pk for r in runs.values()], check_flavour(flavour))
+    result = {}
+    for configuration in configurations:
+        run = runs.get(configuration.pk)
+        summary = summaries.get(run.pk) if run else None
+        result[configuration.pk] = [summary.means[f"{family}@{k}"] if summary else None for k in CUTOFFS]
+    return result
+
+
+# --- One query, two rankings ----------------------------------------------------------------------
+
+
+def combined_grades(query: Query) -> dict[int, float]:
+    """{document pk: combined grade} of the query's judged documents, as the scores use them
+    (`services.pool_grades`: an admin's final grade, else the pool's rule over the raters' grades)."""
+    grades = services.pool_grades(query.pool, [query.pk])
+    return dict(zip(grades.doc.tolist(), grades.grade.tolist(), strict=True))
+
+
+@dataclass(frozen=True)
+class RankedDocument:
+    rank: int
+    document: Document
+    grade: float | None  # None: unjudged
+    other_rank: int | None  # where the other configuration ranks it (None: not in its top depth)
+
+    @property
+    def grade_class(self) -> str:
+        return "unjudged" if self.grade is None else f"g{math.floor(self.grade + 0.5)}"
+
+    @property
+    def grade_text(self) -> str:
+        if self.grade is None:
+            return "unjudged"
+        return f"{self.grade:g}" if self.grade == int(self.grade) else f"{self.grade:.2f}"
+
+
+@dataclass
+class QuerySide:
+    configuration: SearchConfiguration
+    run: Run
+    ranking: list[RankedDocument]  # top `depth`
+    ranked: bool  # the run has a ranking for the query
+    length: int  # documents in the full ranking
+    scores: dict[str, float] | None  # stored metric -> value, None: no stored row
+
+
+@dataclass
+class QueryComparison:
+    query: Query
+    flavour: str
+    depth: int
+    a: QuerySide
+    b: QuerySide
+
+
+def query_comparison(
+    a: SearchConfiguration, b: SearchConfiguration, query: Query, flavour: str, *, depth: int = 10
+) -> QueryComparison:
+    """The two current rankings of one query side by side, with combined grades and stored scores."""
+    flavour = check_flavour(flavour)
+    runs = current_runs([a, b])
+    missing = [c.name for c in (a, b) if c.pk not in runs]
+    if missing:
+        raise ComparisonError(f"No run yet for {', '.join(missing)}.")
+    run_a, run_b = runs[a.pk], runs[b.pk]
+    rankings = dict(
+        Ranking.objects.filter(run__in=[run_a, run_b], query=query)
+        .values_list("run_id", "doc_ids")
+        .order_by()
+    )
+    full_a, full_b = rankings.get(run_a.pk) or [], rankings.get(run_b.pk) or []
+    top_a, top_b = full_a[:depth], full_b[:depth]
+    documents = Document.objects.in_bulk(set(top_a) | set(top_b))
+    grades = combined_grades(query)
+    stored = {
+        row["run_id"]: row
+        for row in QueryScore.objects.filter(run__in=[run_a, run_b], query=query, flavor=flavour).values(
+            "run_id", *SCORE_FIELDS.values()
+        )
+    }
+
+    def side(configuration, run, top, full, other_full) -> QuerySide:
+        other_rank = {doc: i for i, doc in enumerate(other_full[:depth], start=1)}
+        row = stored.get(run.pk)
+        return QuerySide(
+            configuration=configuration,
+            run=run,
+            ranking=[
+                RankedDocument(i, documents[doc], grades.get(doc), other_rank.get(doc))
+                for i, doc in enumerate(top, start=1)
+                if doc in documents
+            ],
+            ranked=bool(full),
+            length=len(full),
+            scores={metric: row[f] for metric, f in SCORE_FIELDS.items()} if row else None,
+        )
+
+    return QueryComparison(
+        query=query,
+        flavour=flavour,
+        depth=depth,
+        a=side(a, run_a, top_a, full_a, full_b),
+        b=side(b, run_b, top_b, full_b, full_a),
+    )
+
+
+def queries_by_key(keys) -> dict[int, Query]:
+    return Query.objects.in_bulk([int(k) for k in keys])

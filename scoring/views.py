@@ -1,0 +1,579 @@
+"""Leaderboard and comparison pages, for the engineers of a pool and admins (raters and outsiders: 404).
+
+Every figure is read from stored scores (`scoring.comparison`); no page recomputes a metric.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from urllib.parse import urlencode
+
+import numpy as np
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from judgments import access, queue
+from judgments.models import Pool, Query, SearchConfiguration
+
+from . import charts, comparison
+from .comparison import ComparisonError, metric_label
+from .metrics import CUTOFFS
+from .models import METRIC_FIELDS
+
+TOP_QUERIES = 15  # biggest wins and losses listed on a comparison page
+DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
+
+
+# --- Helpers ---------------------------------------------------------------------------------------
+
+
+def _scored_pool(request: HttpRequest, pool: str) -> Pool:
+    """The pool if the user may see its scores (engineers of the pool, admins), else 404."""
+    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+
+
+def _configuration(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
+    found = (
+        access.configurations_for(request.user)
+        .select_related("pool", "team")
+        .filter(pk=configuration_id)
+        .first()
+    )
+    if found is None:
+        raise Http404("No such configuration")
+    return found
+
+
+def _selected(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
+    """The configurations named by ?c=...&c=... in that order (duplicates dropped); 404 for an unknown name."""
+    names = list(dict.fromkeys(name for name in request.GET.getlist("c") if name))
+    found = {c.name: c for c in access.configurations_for(request.user).filter(pool=pool, name__in=names)}
+    unknown = [name for name in names if name not in found]
+    if unknown:
+        raise Http404(f"No configuration named {unknown[0]!r} in this pool")
+    return [found[name] for name in names]
+
+
+def _option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str:
+    """A validated GET option; an unknown value falls back to the default with a warning."""
+    value = request.GET.get(name)
+    try:
+        return check(value)
+    except ComparisonError as error:
+        if warn:
+            messages.warning(request, f"{error} Showing the default.")
+        return check(None)
+
+
+def _query_string(**params) -> str:
+    pairs = []
+    for key, value in params.items():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item not in (None, ""):
+                pairs.append((key, item))
+    return "?" + urlencode(pairs)
+
+
+def _optional_url(name: str, *args) -> str | None:
+    """The URL of a page another part of the project provides, None while it does not exist."""
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+def _flavour_links(request: HttpRequest, flavour: str) -> list[dict]:
+    links = []
+    for name, description in comparison.flavour_descriptions():
+        params = request.GET.copy()
+        params["flavour"] = name
+        links.append(
+            {
+                "name": name,
+                "description": description,
+                "url": "?" + params.urlencode(),
+                "active": name == flavour,
+            }
+        )
+    return links
+
+
+def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return response
+
+
+def _number(value) -> str:
+    """CSV cells: full precision, empty for missing."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return repr(float(value)) if isinstance(value, float | np.floating) else str(value)
+
+
+# --- Leaderboard -----------------------------------------------------------------------------------
+
+
+def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _scored_pool(request, pool)
+    flavour = _option(request, "flavour", comparison.check_flavour)
+    rows = comparison.leaderboard(found, flavour)
+    recompute_url = _optional_url("scoring:recompute", found.name) if access.is_admin(request.user) else None
+    return render(
+        request,
+        "scoring/leaderboard.html",
+        {
+            "pool": found,
+            "flavour": flavour,
+            "flavours": _flavour_links(request, flavour),
+            "metrics": [
+                (m, metric_label(m), f"judged@{m.split('@')[1]}") for m in comparison.LEADERBOARD_METRICS
+            ],
+            "rows": rows,
+            "scored": [row for row in rows if row.current],
+            "threshold": comparison.JUDGED_THRESHOLD,
+            "recompute_url": recompute_url,
+            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + _query_string(flavour=flavour),
+        },
+    )
+
+
+def leaderboard_csv(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _scored_pool(request, pool)
+    flavour = _option(request, "flavour", comparison.check_flavour, warn=False)
+    metrics = comparison.LEADERBOARD_METRICS
+    header = ["configuration", "team", "flavour", "run_id", "run_created_at"]
+    header += [
+        *metrics,
+        *(f"judged@{k}" for k in CUTOFFS),
+        "queries",
+        "queries_without_ranking",
+        "previous_run_id",
+    ]
+    header += [f"change_{m}" for m in metrics]
+    rows = []
+    for row in comparison.leaderboard(found, flavour):
+        rows.append(
+            [
+                row.configuration.name,
+                row.configuration.team.name,
+                flavour,
+                row.run_id or "",
+                row.run_created_at.isoformat() if row.run_created_at else "",
+                *(_number(row.mean(m)) for m in metrics),
+                *(_number(row.judged(f"judged@{k}")) for k in CUTOFFS),
+                row.current.n_queries if row.current else "",
+                row.current.n_unranked if row.current else "",
+                row.previous_run_id or "",
+                *(_number(row.change(m)) for m in metrics),
+            ]
+        )
+    return _csv_response(f"leaderboard-{found.name}-{flavour}.csv", header, rows)
+
+
+# --- Comparison ----------------------------------------------------------------------------------
+
+
+def _compare_urls(pool: Pool, configurations, flavour: str, metric: str) -> dict:
+    names = [c.name for c in configurations]
+    base = reverse("scoring:compare", args=[pool.name])
+    csv_base = reverse("scoring:compare-csv", args=[pool.name])
+    return {
+        "page": base + _query_string(c=names, flavour=flavour, metric=metric),
+        "csv": {
+            table: csv_base + _query_string(c=names, flavour=flavour, metric=metric, table=table)
+            for table in ("metrics", "queries", "cutoffs", "matrix")
+        },
+        "query": reverse("scoring:compare-query", args=[pool.name]) + _query_string(c=names, flavour=flavour),
+    }
+
+
+def _cutoff_chart(configurations, flavour: str) -> tuple[str, list[dict]]:
+    means = comparison.cutoff_means(configurations, flavour)
+    svg = charts.line_chart(
+        [f"@{k}" for k in CUTOFFS],
+        [(c.name, means[c.pk]) for c in configurations],
+        title=f"NDCG by cutoff ({flavour})",
+        y_label=f"mean NDCG ({flavour})",
+    )
+    table = [{"configuration": c, "values": means[c.pk]} for c in configurations]
+    return mark_safe(svg), table  # noqa: S308 (charts escape every text they draw)
+
+
+def compare(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _scored_pool(request, pool)
+    selected = _selected(request, found)
+    flavour = _option(request, "flavour", comparison.check_flavour)
+    metric = _option(request, "metric", comparison.check_metric)
+    context = {
+        "pool": found,
+        "flavour": flavour,
+        "metric": metric,
+        "metric_label": metric_label(metric),
+        "metric_choices": [(m, metric_label(m)) for m in METRIC_FIELDS],
+        "flavours": _flavour_links(request, flavour),
+        "selected": selected,
+        "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + _query_string(flavour=flavour),
+        "threshold": comparison.JUDGED_THRESHOLD,
+    }
+    if len(selected) < 2:
+        context["configurations"] = (
+            access.configurations_for(request.user).filter(pool=found).select_related("team")
+        )
+        return render(request, "scoring/compare_pick.html", context)
+    try:
+        if len(selected) == 2:
+            return _compare_pair(request, found, selected, context)
+        return _compare_matrix(request, found, selected, context)
+    except ComparisonError as error:
+        messages.error(request, str(error))
+        context["configurations"] = (
+            access.configurations_for(request.user).filter(pool=found).select_related("team")
+        )
+        return render(request, "scoring/compare_pick.html", context, status=409)
+
+
+def _query_rows(
+    result: comparison.PairComparison, order: np.ndarray, queries: dict[int, Query]
+) -> list[dict]:
+    d = result.differences()
+    judged_a, judged_b = result.column("judged@10", "a"), result.column("judged@10", "b")
+    return [
+        {
+            "query": queries[int(result.query_ids[i])],
+            "a": float(result.column(result.metric, "a")[i]),
+            "b": float(result.column(result.metric, "b")[i]),
+            "diff": float(d[i]),
+            "judged_a": float(judged_a[i]),
+            "judged_b": float(judged_b[i]),
+        }
+        for i in order
+    ]
+
+
+def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> HttpResponse:
+    a, b = selected
+    flavour, metric = context["flavour"], context["metric"]
+    metrics = list(METRIC_FIELDS) if request.GET.get("all") == "1" else comparison.LEADERBOARD_METRICS
+    result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=metrics)
+    d = result.differences()
+    order = np.argsort(d, kind="stable")
+    losses = [i for i in order[:TOP_QUERIES] if d[i] < 0]
+    wins = [i for i in order[::-1][:TOP_QUERIES] if d[i] > 0]
+    queries = comparison.queries_by_key(result.query_ids[losses + wins])
+    headline = result.headline.result
+    difference_svg = charts.difference_chart(
+        d,
+        title=f"{metric_label(metric)} ({flavour}) per query: {b.name} − {a.name}",
+        name_a=a.name,
+        name_b=b.name,
+    )
+    cutoff_svg, cutoff_table = _cutoff_chart([a, b], flavour)
+    urls = _compare_urls(pool, [a, b], flavour, metric)
+    params = request.GET.copy()
+    params["all"] = "0" if request.GET.get("all") == "1" else "1"
+    context.update(
+        {
+            "result": result,
+            "a": a,
+            "b": b,
+            "headline": headline,
+            "sentence": result.sentence(),
+            "rows": result.rows,
+            "all_metrics": request.GET.get("all") == "1",
+            "all_metrics_url": "?" + params.urlencode(),
+            "difference_svg": mark_safe(difference_svg),  # noqa: S308 (charts escape every text they draw)
+            "cutoff_svg": cutoff_svg,
+            "cutoff_table": cutoff_table,
+            "cutoff_labels": [f"NDCG@{k}" for k in CUTOFFS],
+            "wins": _query_rows(result, wins, queries),
+            "losses": _query_rows(result, losses, queries),
+            "urls": urls,
+            "swap_url": reverse("scoring:compare", args=[pool.name])
+            + _query_string(c=[b.name, a.name], flavour=flavour, metric=metric),
+            "low_judged": result.low_judged(),
+            "can_queue": access.is_admin(request.user),
+            "next_url": request.get_full_path(),
+        }
+    )
+    return render(request, "scoring/compare.html", context)
+
+
+def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -> HttpResponse:
+    matrix = comparison.pairwise_matrix(selected, context["flavour"], metric=context["metric"])
+    cutoff_svg, cutoff_table = _cutoff_chart(matrix.configurations, context["flavour"])
+    base = reverse("scoring:compare", args=[pool.name])
+    grid = []
+    for row, cells in matrix.grid():
+        grid.append(
+            (
+                row,
+                [
+                    (
+                        cell,
+                        base
+                        + _query_string(
+                            c=[cell.column.name, cell.row.name], flavour=matrix.flavour, metric=matrix.metric
+                        ),
+                    )
+                    if cell
+                    else (None, None)
+                    for cell in cells
+                ],
+            )
+        )
+    low = [
+        (c, matrix.judged[c.pk])
+        for c in matrix.configurations
+        if (matrix.judged[c.pk] or 1.0) < comparison.JUDGED_THRESHOLD
+    ]
+    context.update(
+        {
+            "matrix": matrix,
+            "grid": grid,
+            "pairs": len(matrix.configurations) * (len(matrix.configurations) - 1) // 2,
+            "cutoff_svg": cutoff_svg,
+            "cutoff_table": cutoff_table,
+            "cutoff_labels": [f"NDCG@{k}" for k in CUTOFFS],
+            "urls": _compare_urls(pool, matrix.configurations, matrix.flavour, matrix.metric),
+            "low_judged": low,
+            "can_queue": access.is_admin(request.user),
+            "next_url": request.get_full_path(),
+        }
+    )
+    return render(request, "scoring/compare_matrix.html", context)
+
+
+def compare_csv(request: HttpRequest, pool: str) -> HttpResponse:
+    """The numbers behind the comparison page's tables and charts (?table=metrics|queries|cutoffs|matrix)."""
+    found = _scored_pool(request, pool)
+    selected = _selected(request, found)
+    flavour = _option(request, "flavour", comparison.check_flavour, warn=False)
+    metric = _option(request, "metric", comparison.check_metric, warn=False)
+    table = request.GET.get("table", "metrics")
+    if len(selected) < 2:
+        raise Http404("Pick at least two configurations (?c=...&c=...).")
+    names = "-vs-".join(c.name for c in selected)
+    try:
+        if table == "cutoffs":
+            means = comparison.cutoff_means(selected, flavour)
+            rows = [
+                [c.name, flavour, f"ndcg@{k}", _number(v)]
+                for c in selected
+                for k, v in zip(CUTOFFS, means[c.pk], strict=True)
+            ]
+            return _csv_response(
+                f"cutoffs-{names}-{flavour}.csv", ["configuration", "flavour", "metric", "mean"], rows
+            )
+        if table == "matrix":
+            matrix = comparison.pairwise_matrix(selected, flavour, metric=metric)
+            rows = [
+                [cell.row.name, cell.column.name, flavour, metric, cell.n, _number(cell.diff), _number(cell.p_randomization),
+                 _number(cell.p_holm), _number(cell.p_t), _number(cell.p_t_holm)]
+                for _, cells in matrix.grid() for cell in cells if cell
+            ]  # fmt: skip
+            header = ["row", "column", "flavour", "metric", "queries", "difference_row_minus_column",
+                      "p_randomization", "p_randomization_holm", "p_t", "p_t_holm"]  # fmt: skip
+            return _csv_response(f"matrix-{found.name}-{flavour}-{metric}.csv", header, rows)
+        if len(selected) != 2 or table not in ("metrics", "queries"):
+            raise Http404("Unknown table, or it needs exactly two configurations.")
+        a, b = selected
+        if table == "metrics":
+            result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=list(METRIC_FIELDS))
+        else:
+            paired = comparison.paired_scores(a, b, flavour)
+    except ComparisonError as error:
+        return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
+    if table == "metrics":
+        header = ["metric", "flavour", "queries", "mean_a", "ci_a_low", "ci_a_high", "mean_b", "ci_b_low", "ci_b_high",
+                  "difference_b_minus_a", "ci_difference_low", "ci_difference_high", "p_randomization", "p_t",
+                  "wins_b", "ties", "losses_b", "a", "b"]  # fmt: skip
+        rows = []
+        for row in result.rows:
+            r = row.result
+            rows.append([row.metric, flavour, r.n, *map(_number, (r.mean_a, *r.ci_a, r.mean_b, *r.ci_b, r.diff, *r.ci_diff,
+                         r.p_randomization, r.p_t)), r.wins, r.ties, r.losses, a.name, b.name])  # fmt: skip
+        return _csv_response(f"compare-{names}-{flavour}.csv", header, rows)
+    d = paired.differences(metric)
+    order = np.argsort(d, kind="stable")
+    external = dict(Query.objects.filter(pk__in=paired.query_ids.tolist()).values_list("pk", "external_id"))
+    header = [
+        "query",
+        "flavour",
+        "metric",
+        f"a:{a.name}",
+        f"b:{b.name}",
+        "difference_b_minus_a",
+        "judged@10_a",
+        "judged@10_b",
+    ]
+    ja, jb = paired.column("judged@10", "a"), paired.column("judged@10", "b")
+    va, vb = paired.column(metric, "a"), paired.column(metric, "b")
+    rows = [
+        [external[int(paired.query_ids[i])], flavour, metric, _number(float(va[i])), _number(float(vb[i])),
+         _number(float(d[i])), _number(float(ja[i])), _number(float(jb[i]))]
+        for i in order
+    ]  # fmt: skip
+    return _csv_response(f"queries-{names}-{flavour}-{metric}.csv", header, rows)
+
+
+def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
+    """One query: the two configurations' rankings side by side, with grades and stored scores."""
+    found = _scored_pool(request, pool)
+    selected = _selected(request, found)
+    if len(selected) != 2:
+        raise Http404("Pick two configurations (?c=A&c=B).")
+    query = Query.objects.filter(pool=found, external_id=request.GET.get("q", "")).first()
+    if query is None:
+        raise Http404("No such query in this pool")
+    flavour = _option(request, "flavour", comparison.check_flavour)
+    try:
+        depth = int(request.GET.get("k", 10))
+    except ValueError:
+        depth = 10
+    depth = depth if depth in DEPTHS else 10
+    a, b = selected
+    try:
+        view = comparison.query_comparison(a, b, query, flavour, depth=depth)
+    except ComparisonError as error:
+        messages.error(request, str(error))
+        return redirect(
+            reverse("scoring:compare", args=[found.name]) + _query_string(c=[a.name, b.name], flavour=flavour)
+        )
+    base = reverse("scoring:compare-query", args=[found.name])
+    score_rows = []
+    for k in CUTOFFS:
+        ndcg = [side.scores[f"ndcg@{k}"] if side.scores else None for side in (view.a, view.b)]
+        score_rows.append(
+            {
+                "k": k,
+                "ndcg": ndcg,
+                "judged": [side.scores[f"judged@{k}"] if side.scores else None for side in (view.a, view.b)],
+                "diff": ndcg[1] - ndcg[0] if None not in ndcg else None,
+            }
+        )
+    return render(
+        request,
+        "scoring/compare_query.html",
+        {
+            "pool": found,
+            "view": view,
+            "sides": [(view.a, "A"), (view.b, "B")],
+            "a": a,
+            "b": b,
+            "flavour": flavour,
+            "flavours": _flavour_links(request, flavour),
+            "score_rows": score_rows,
+            "depths": [
+                (k, base + _query_string(c=[a.name, b.name], q=query.external_id, flavour=flavour, k=k))
+                for k in DEPTHS
+            ],
+            "compare_url": reverse("scoring:compare", args=[found.name])
+            + _query_string(c=[a.name, b.name], flavour=flavour),
+            "grade_scale": found.grade_scale,
+        },
+    )
+
+
+# --- A configuration across its runs ----------------------------------------------------------------
+
+
+def configuration_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
+    configuration = _configuration(request, configuration_id)
+    flavour = _option(request, "flavour", comparison.check_flavour)
+    points = comparison.configuration_history(configuration, flavour)
+    metrics = comparison.LEADERBOARD_METRICS
+    svg = charts.line_chart(
+        [f"run {p.run.pk}" for p in points],
+        [
+            (f"{metric_label(m)}", [p.summary.means[m] if p.summary else None for p in points])
+            for m in metrics
+        ],
+        title=f"{configuration.name}: NDCG across runs ({flavour})",
+        y_label=f"mean NDCG ({flavour})",
+    )
+    return render(
+        request,
+        "scoring/history.html",
+        {
+            "configuration": configuration,
+            "pool": configuration.pool,
+            "flavour": flavour,
+            "flavours": _flavour_links(request, flavour),
+            "points": points[::-1],
+            "metrics": [(m, metric_label(m)) for m in metrics],
+            "chart": mark_safe(svg),  # noqa: S308 (charts escape every text they draw)
+            "csv_url": reverse("scoring:configuration-history-csv", args=[configuration.pk])
+            + _query_string(flavour=flavour),
+            "leaderboard_url": reverse("scoring:leaderboard", args=[configuration.pool.name])
+            + _query_string(flavour=flavour),
+            "threshold": comparison.JUDGED_THRESHOLD,
+        },
+    )
+
+
+def configuration_history_csv(request: HttpRequest, configuration_id: int) -> HttpResponse:
+    configuration = _configuration(request, configuration_id)
+    flavour = _option(request, "flavour", comparison.check_flavour, warn=False)
+    metrics = list(METRIC_FIELDS)
+    header = [
+        "configuration",
+        "run_id",
+        "run_created_at",
+        "tag",
+        "flavour",
+        "queries",
+        "queries_without_ranking",
+    ]
+    header += metrics + [f"judged@{k}" for k in CUTOFFS]
+    rows = []
+    for p in comparison.configuration_history(configuration, flavour):
+        s = p.summary
+        rows.append(
+            [configuration.name, p.run.pk, p.run.created_at.isoformat(), p.run.tag, flavour,
+             s.n_queries if s else "", s.n_unranked if s else "",
+             *(_number(s.means[m]) if s else "" for m in metrics),
+             *(_number(s.judged[f"judged@{k}"]) if s else "" for k in CUTOFFS)]
+        )  # fmt: skip
+    return _csv_response(f"runs-{configuration.name}-{flavour}.csv", header, rows)
+
+
+# --- Sending a configuration's unjudged documents to the raters --------------------------------------
+
+
+@require_POST
+@access.require(access.is_admin)
+def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
+    """Queue the unjudged documents of the configuration's current top k for rating (admins)."""
+    configuration = _configuration(request, configuration_id)
+    try:
+        k = int(request.POST.get("k", queue.DEFAULT_DEPTH))
+    except ValueError:
+        k = queue.DEFAULT_DEPTH
+    try:
+        result = queue.queue_unjudged_top_k(configuration, k)
+    except queue.QueueError as error:
+        messages.error(request, str(error))
+    else:
+        text = (
+            f"{configuration.name}, top {k}: {result.newly_queued} pair(s) newly queued for rating, "
+            f"{result.already_queued} already queued, {result.complete} already graded."
+        )
+        if result.without_content:
+            text += f" {result.without_content} queued pair(s) wait for their document's content."
+        messages.success(request, text)
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = reverse("scoring:leaderboard", args=[configuration.pool.name])
+    return redirect(target)
