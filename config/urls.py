@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("judgments.urls")),
     path("", include("judgments.rating_urls")),
     path("", include("scoring.urls")),
+    path("api/", include("config.api_urls")),
 ]

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from . import formats
+from . import access, formats
 from .models import CombineRule, Document, Judgment, Pair, Pool, Query, Ranking, Run
 
 CHUNK_ROWS = 2000
@@ -41,7 +42,7 @@ class ExportError(ValueError):
 # --- Combined grades ------------------------------------------------------------------------------
 
 _AGGREGATES = {
-    CombineRule.MEAN: "avg(j.grade::float8)",
+    CombineRule.MEAN: "avg(j.grade)::float8",  # the same expressions as scoring.services
     CombineRule.MEDIAN: "percentile_cont(0.5) WITHIN GROUP (ORDER BY j.grade)",
     # mode() keeps the first of equally frequent values in the ORDER BY: the lower grade.
     CombineRule.MAJORITY: "(mode() WITHIN GROUP (ORDER BY j.grade))::float8",
@@ -409,3 +410,82 @@ def judgments_filename(pool: Pool, fmt: str) -> str:
 
 def count_rankings(run: Run) -> int:
     return Ranking.objects.filter(run=run).count()
+
+
+# --- What each role may download ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolExport:
+    """One download of a pool, for the export page, the API and the tests alike."""
+
+    key: str
+    title: str
+    audience: str  # access.ADMIN: admins only; access.ENGINEER: engineers of the pool and admins
+    content_type: str
+    make: Callable[[Pool], Iterator[str]]
+    filename: Callable[[Pool], str]
+    combined: bool = False  # made of combined grades: the page shows the rule and scale beside it
+
+
+_TEXT = "text/plain; charset=utf-8"
+_JSONL = "application/x-ndjson; charset=utf-8"
+_CSV = "text/csv; charset=utf-8"
+
+POOL_EXPORTS: dict[str, PoolExport] = {
+    e.key: e
+    for e in (
+        PoolExport("qrels", "TREC qrels (qid 0 docid grade), integer grades", access.ADMIN, _TEXT,
+                   qrels_chunks, qrels_filename, combined=True),
+        PoolExport("qrels-exact", "TREC qrels with exact (possibly fractional) combined grades", access.ADMIN, _TEXT,
+                   lambda p: qrels_chunks(p, rounding="exact"), lambda p: qrels_filename(p, "exact"), combined=True),
+        PoolExport("ranklib", "RankLib / LTR labels (grade qid:N # docid query)", access.ADMIN, _TEXT,
+                   ranklib_lines, lambda p: f"{p.name}.{p.combine_rule}.ranklib.txt", combined=True),
+        PoolExport("judgments-csv", "Quepid CSV query,docid,rating (query text)", access.ADMIN, _CSV,
+                   judgments_csv_lines, lambda p: judgments_filename(p, "csv"), combined=True),
+        PoolExport("judgments-csv-ids", "Quepid CSV query,docid,rating (query id)", access.ADMIN, _CSV,
+                   lambda p: judgments_csv_lines(p, query_column="id"),
+                   lambda p: f"{p.name}.{p.combine_rule}.ratings-by-id.csv", combined=True),
+        PoolExport("judgments-rater-csv", "Per-rater CSV (one column per rater)", access.ADMIN, _CSV,
+                   rater_csv_lines, lambda p: judgments_filename(p, "rater-csv")),
+        PoolExport("judgments-jsonl", "Every judgment and final grade, every field (JSON lines)", access.ADMIN, _JSONL,
+                   judgments_jsonl_lines, lambda p: judgments_filename(p, "jsonl")),
+        PoolExport("queries-tsv", "Queries as TSV (qid<TAB>text)", access.ENGINEER, _TEXT,
+                   lambda p: queries_lines(p, "tsv"), lambda p: f"{p.name}.queries.tsv"),
+        PoolExport("queries-jsonl", "Queries with information needs (JSON lines)", access.ENGINEER, _JSONL,
+                   lambda p: queries_lines(p, "jsonl"), lambda p: f"{p.name}.queries.jsonl"),
+        PoolExport("documents", "Documents (JSON lines)", access.ENGINEER, _JSONL,
+                   documents_lines, lambda p: f"{p.name}.documents.jsonl"),
+    )
+}  # fmt: skip
+
+
+def may_export(user, export: PoolExport) -> bool:
+    """Judgments, qrels and RankLib: admins. Queries and documents: engineers too. Raters: nothing."""
+    if access.is_admin(user):
+        return True
+    return export.audience == access.ENGINEER and access.is_engineer(user)
+
+
+def may_export_run(user, run: Run) -> bool:
+    """Admins any run; engineers the runs of their own team's configurations."""
+    return access.can_manage_configuration(user, run.configuration)
+
+
+def started(chunks: Iterable[str]) -> Iterator[str]:
+    """Produce the first chunk now, so that checks and the query run before a response starts (an
+    ExportError becomes a clean error, not a broken download); the rest streams lazily."""
+    iterator = iter(chunks)
+    first = next(iterator, None)
+
+    def rest() -> Iterator[str]:
+        try:
+            if first is not None:
+                yield first
+            yield from iterator
+        finally:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                close()
+
+    return rest()

@@ -20,7 +20,17 @@ from judgments.models import Pool, SearchConfiguration, Team
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "trec_eval"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "testdata" / "trec_eval"
-MEASURES = {"ndcg_cut.3,5,10,100", "ndcg", "map", "P.5,10,100", "recall.10,100", "recip_rank", "Rprec", "bpref", "num_rel_ret"}
+MEASURES = {
+    "ndcg_cut.3,5,10,100",
+    "ndcg",
+    "map",
+    "P.5,10,100",
+    "recall.10,100",
+    "recip_rank",
+    "Rprec",
+    "bpref",
+    "num_rel_ret",
+}
 
 PAIRS = [
     ("qrels.test", "results.test", None),
@@ -101,7 +111,9 @@ def test_exported_qrels_and_run_evaluate_like_the_originals(team, qrels_name, ru
 def test_exported_run_keeps_trec_eval_order_with_strictly_decreasing_scores(team):
     pool = Pool.objects.create(name="trec")
     configuration = SearchConfiguration.objects.create(pool=pool, team=team, name="standard")
-    run = import_run(configuration, data_file("results.comment.test").read_bytes(), name="results.comment.test")
+    run = import_run(
+        configuration, data_file("results.comment.test").read_bytes(), name="results.comment.test"
+    )
     previous: dict[str, float] = {}
     ranks: dict[str, int] = {}
     for line in "".join(exports.run_chunks(run)).splitlines():

@@ -1,0 +1,170 @@
+"""REST API of stored scores (read only): engineers and admins of a pool; raters and others get 403."""
+
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
+from rest_framework import permissions, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+
+from judgments import access
+from judgments.api import IsEngineer, problems_response
+from judgments.exports import started
+from judgments.formats import Problem
+
+from . import exports, metrics
+from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+
+NUMBERS = {"type": "object", "additionalProperties": {"type": "number"}}
+
+
+class QueryScoreSerializer(serializers.ModelSerializer):
+    pool = serializers.CharField(source="run.configuration.pool.name")
+    configuration = serializers.IntegerField(source="run.configuration_id")
+    configuration_name = serializers.CharField(source="run.configuration.name")
+    query_id = serializers.CharField(source="query.external_id")
+    metrics = serializers.SerializerMethodField()
+    judged = serializers.SerializerMethodField()
+
+    class Meta:
+        model = QueryScore
+        fields = (
+            "id",
+            "pool",
+            "configuration",
+            "configuration_name",
+            "run",
+            "query_id",
+            "flavor",
+            "has_ranking",
+            "has_relevant",
+            "metrics",
+            "judged",
+            "updated_at",
+        )
+        read_only_fields = fields
+
+    @extend_schema_field(NUMBERS)
+    def get_metrics(self, score: QueryScore) -> dict[str, float]:
+        return {name: getattr(score, column) for name, column in METRIC_FIELDS.items()}
+
+    @extend_schema_field(NUMBERS)
+    def get_judged(self, score: QueryScore) -> dict[str, float]:
+        return {name: getattr(score, column) for name, column in JUDGED_FIELDS.items()}
+
+
+def _param(request: Request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    return value if value not in (None, "") else None
+
+
+FLAVOR_PARAM = OpenApiParameter("flavor", str, enum=list(metrics.FLAVOURS))
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("pool", str, description="pool name"),
+            OpenApiParameter("configuration", int, description="configuration id"),
+            FLAVOR_PARAM,
+            OpenApiParameter("query", str, description="query id"),
+            OpenApiParameter("run", int, description="a run id (default: each configuration's current run)"),
+        ]
+    )
+)
+class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
+    """Stored per-query scores: one row per (run, query, flavour) with every metric. Without `run`,
+    only each configuration's current run."""
+
+    serializer_class = QueryScoreSerializer
+    permission_classes = [permissions.IsAuthenticated, IsEngineer]
+
+    def get_queryset(self):
+        rows = QueryScore.objects.filter(
+            run__configuration__pool__in=access.scored_pools_for(self.request.user)
+        ).select_related("run__configuration__pool", "query")
+        params = self.request.query_params
+        if self.action == "list":
+            if (run := _param(self.request, "run")) is not None:
+                rows = rows.filter(run_id=run) if run.isdigit() else rows.none()
+            else:
+                rows = rows.current()
+        if (pool := _param(self.request, "pool")) is not None:
+            rows = rows.filter(run__configuration__pool__name=pool)
+        if (configuration := params.get("configuration")) not in (None, ""):
+            rows = (
+                rows.filter(run__configuration_id=configuration) if configuration.isdigit() else rows.none()
+            )
+        if (flavor := _param(self.request, "flavor")) is not None:
+            rows = rows.filter(flavor=flavor)
+        if (query := _param(self.request, "query")) is not None:
+            rows = rows.filter(query__external_id=query)
+        return rows.order_by("run__configuration__name", "flavor", "query__external_id", "id")
+
+    @extend_schema(
+        summary="trec_eval -q style text of one run's scores (streamed)",
+        parameters=[
+            OpenApiParameter("run", int, required=True, description="run id"),
+            OpenApiParameter(
+                "flavor", str, enum=list(metrics.FLAVOURS), description="default trec (trec_eval's numbers)"
+            ),
+        ],
+        responses={200: OpenApiResponse(OpenApiTypes.STR, description="measure<TAB>query<TAB>value lines")},
+    )
+    @action(detail=False, methods=["get"], url_path="trec-eval", serializer_class=None)
+    def trec_eval(self, request: Request):
+        run_id = _param(request, "run")
+        if run_id is None or not run_id.isdigit():
+            return problems_response("Give ?run=<run id>.", [Problem(0, "run", "a run id is required")])
+        run = get_object_or_404(
+            access.runs_for(request.user).select_related("configuration__pool"), pk=run_id
+        )
+        flavour = _param(request, "flavor") or "trec"
+        if flavour not in metrics.FLAVOURS:
+            return problems_response(
+                "Unknown flavour.", [Problem(0, "flavor", f"one of {', '.join(metrics.FLAVOURS)}")]
+            )
+        return _stream(
+            exports.trec_eval_q_lines(run, flavour), exports.trec_eval_q_filename(run, flavour), "text/plain"
+        )
+
+    @extend_schema(
+        summary="Every stored score of a pool's current runs, as JSON lines or CSV (streamed)",
+        parameters=[
+            OpenApiParameter("pool", str, required=True, description="pool name"),
+            OpenApiParameter("flavor", str, enum=list(metrics.FLAVOURS)),
+            OpenApiParameter(
+                "as", str, enum=list(exports.SCORE_FORMATS), description="jsonl (default) or csv"
+            ),
+        ],
+        responses={
+            200: OpenApiResponse(OpenApiTypes.STR, description="one row per configuration, query, metric")
+        },
+    )
+    @action(detail=False, methods=["get"], url_path="export", serializer_class=None)
+    def export(self, request: Request):
+        name = _param(request, "pool")
+        pool = access.get_pool_or_404(request.user, access.scored_pools_for, name=name or "")
+        flavour = _param(request, "flavor") or metrics.DEFAULT_FLAVOUR
+        fmt = _param(request, "as") or "jsonl"
+        if flavour not in metrics.FLAVOURS or fmt not in exports.SCORE_FORMATS:
+            return problems_response("Unknown flavour or format.", [Problem(0, "flavor", "see the schema")])
+        content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+        return _stream(
+            exports.score_lines(pool, flavour, fmt), f"{pool.name}.scores.{flavour}.{fmt}", content_type
+        )
+
+
+def _stream(chunks, filename: str, content_type: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(started(chunks), content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

@@ -1,0 +1,134 @@
+"""Score downloads for the web and the API, streamed from the stored `QueryScore` rows.
+
+- `trec_eval_q_lines(run, flavour)`: `trec_eval -q` style text for one run: for each graded query
+  (by id) the measures map, recip_rank, P_k, recall_k, ndcg_cut_k, then the "all" lines (runid,
+  num_q and the means). With flavour "trec" the numbers are trec_eval's `-c -m ...` values.
+- `score_lines(pool, flavour, fmt)`: the rows of `manage.py export_scores` (JSON lines or CSV): one per
+  (configuration, query, metric) of each current run, then the "all" means.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from itertools import groupby
+
+from django.db.models import Avg, Count
+
+from judgments import formats
+from judgments.exports import run_tag
+from judgments.models import Pool, Run
+
+from . import metrics
+from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from .services import configuration_means
+
+# trec_eval's measure names, in the order trec_eval prints them.
+TREC_EVAL_NAMES: dict[str, str] = {
+    "ap": "map",
+    "mrr": "recip_rank",
+    **{f"p@{k}": f"P_{k}" for k in metrics.CUTOFFS},
+    **{f"recall@{k}": f"recall_{k}" for k in metrics.CUTOFFS},
+    **{f"ndcg@{k}": f"ndcg_cut_{k}" for k in metrics.CUTOFFS},
+}
+SCORE_FORMATS = ("jsonl", "csv")
+COLUMNS = ("configuration", "query", "flavor", "metric", "value", "judged")
+
+
+def _check_flavour(flavour: str) -> None:
+    if flavour not in metrics.FLAVOURS:
+        raise ValueError(f"unknown flavour {flavour!r}; expected one of {', '.join(metrics.FLAVOURS)}")
+
+
+def trec_eval_q_filename(run: Run, flavour: str) -> str:
+    return f"{run.configuration.pool.name}.{run.configuration.name}.run{run.pk}.{flavour}.trec_eval"
+
+
+def trec_eval_q_lines(run: Run, flavour: str = "trec") -> Iterator[str]:
+    """`trec_eval -q` lines of the run's stored scores in `flavour`."""
+    _check_flavour(flavour)
+    columns = [METRIC_FIELDS[m] for m in TREC_EVAL_NAMES]
+    rows = (
+        QueryScore.objects.filter(run=run, flavor=flavour)
+        .order_by("query__external_id")
+        .values_list("query__external_id", *columns)
+        .iterator(chunk_size=2000)
+    )
+
+    def lines() -> Iterator[tuple[str, str, object]]:
+        for qid, *values in rows:
+            for name, value in zip(TREC_EVAL_NAMES.values(), values, strict=True):
+                yield name, qid, value
+        means = QueryScore.objects.filter(run=run, flavor=flavour).aggregate(
+            n=Count("id"), **{m: Avg(METRIC_FIELDS[m]) for m in TREC_EVAL_NAMES}
+        )
+        yield "runid", "all", run_tag(run)
+        yield "num_q", "all", means.pop("n")
+        for metric, name in TREC_EVAL_NAMES.items():
+            yield name, "all", means[metric] if means[metric] is not None else 0.0
+
+    return _blocks(formats.write_trec_eval_q(lines()))
+
+
+def _blocks(lines: Iterator[str], size: int = 1000) -> Iterator[str]:
+    block: list[str] = []
+    for line in lines:
+        block.append(line)
+        if len(block) >= size:
+            yield "".join(block)
+            block.clear()
+    if block:
+        yield "".join(block)
+
+
+def judged_metric(metric: str) -> str | None:
+    _, at, k = metric.partition("@")
+    return f"judged@{k}" if at else None
+
+
+def score_lines(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR, fmt: str = "jsonl") -> Iterator[str]:
+    """Every stored score of each configuration's current run, as `manage.py export_scores` prints them."""
+    _check_flavour(flavour)
+    if fmt not in SCORE_FORMATS:
+        raise ValueError(f"format must be one of {SCORE_FORMATS}, not {fmt!r}")
+    means = {m.configuration.name: m.current.means for m in configuration_means(pool, flavour)}
+    names = [*metrics.METRICS, *metrics.JUDGED]
+    fields = [METRIC_FIELDS[m] for m in metrics.METRICS] + [JUDGED_FIELDS[m] for m in metrics.JUDGED]
+    rows = (
+        QueryScore.objects.current()
+        .filter(run__configuration__pool=pool, flavor=flavour)
+        .order_by("run__configuration__name", "query__external_id")
+        .values_list("run__configuration__name", "query__external_id", *fields)
+        .iterator(chunk_size=2000)
+    )
+
+    def records() -> Iterator[tuple]:
+        for configuration, group in groupby(rows, key=lambda row: row[0]):
+            for _, query, *values in group:
+                yield from _metric_rows(configuration, query, flavour, dict(zip(names, values, strict=True)))
+            yield from _metric_rows(configuration, "all", flavour, means[configuration])
+
+    if fmt == "jsonl":
+        return _blocks(json.dumps(dict(zip(COLUMNS, row, strict=True))) + "\n" for row in records())
+    return _blocks(_csv_lines(records()))
+
+
+def _metric_rows(configuration: str, query: str, flavour: str, values: dict) -> Iterator[tuple]:
+    for metric in metrics.METRICS:
+        judged = judged_metric(metric)
+        yield configuration, query, flavour, metric, values[metric], values[judged] if judged else None
+
+
+def _csv_lines(rows: Iterator[tuple]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow(["" if value is None else value for value in row])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue()
