@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -481,7 +480,8 @@ def test_run_with_junk_after_the_tag_is_rejected():
     assert all("expected 6" in p.message for p in found if p.field == "line")
 
 
-def test_parse_run_500k_lines_is_fast():
+def test_parse_run_reads_500k_lines():
+    """Size, not speed: the 500,000-line import is timed against psql \\copy in bench_exchange."""
     n_queries, per_query = 500, 1000
     rows = []
     for q in range(n_queries):
@@ -489,12 +489,9 @@ def test_parse_run_500k_lines_is_fast():
             rows.append(
                 f"q{q} Q0 doc{(q * 7919 + r * 104729) % 10_000_019}x{r} {r + 1} {((r * 37) % 1000) / 7:.6f} bm25\n"
             )
-    data = "".join(rows).encode()
-    start = time.perf_counter()
-    run = F.parse_run(io.BytesIO(data))
-    elapsed = time.perf_counter() - start
+    run = F.parse_run(io.BytesIO("".join(rows).encode()))
     assert run.num_entries == n_queries * per_query
-    assert elapsed < 10, f"parse_run took {elapsed:.2f}s for 500,000 lines"
+    assert len(run.rankings) == n_queries
 
 
 # ==================================================================================================
