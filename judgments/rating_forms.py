@@ -43,10 +43,7 @@ class MyJudgmentsFilter(forms.Form):
 
 
 class BuildQueueForm(forms.Form):
-    k = forms.IntegerField(
-        label="Depth k", min_value=1, max_value=MAX_DEPTH, initial=DEFAULT_DEPTH,
-        help_text="The top k documents of every configuration's current run are pooled.",
-    )
+    k = forms.IntegerField(label="Depth k", min_value=1, max_value=MAX_DEPTH, initial=DEFAULT_DEPTH)
 
 
 class ConfigurationTopKForm(forms.Form):
@@ -68,7 +65,7 @@ class AddPairForm(forms.Form):
 
 
 class PairFileForm(forms.Form):
-    file = forms.FileField(help_text="UTF-8 text, one qid<TAB>docid per line; blank lines and # comments are ignored.")
+    file = forms.FileField(help_text="UTF-8 text, one query id, a tab, and a document id per line; blank lines and # comments are ignored.")
     priority = forms.IntegerField(initial=0, min_value=-1_000_000, max_value=1_000_000, help_text=PRIORITY_HELP)
 
 

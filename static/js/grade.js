@@ -74,7 +74,8 @@
     const form = event.target;
     if (form.id !== "grade-form") return;
     event.preventDefault();
-    load(form.action, { method: "POST", body: new FormData(form, event.submitter) }, true);
+    // getAttribute: form.action would be the buttons named "action", not the URL.
+    load(form.getAttribute("action"), { method: "POST", body: new FormData(form, event.submitter) }, true);
   });
 
   root.addEventListener("click", (event) => {

@@ -105,7 +105,7 @@ def test_twenty_raters_grading_at_once(busy_pool):
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=work, args=(c, r, i)) for i, (c, r) in enumerate(zip(clients, raters))]
+    threads = [threading.Thread(target=work, args=(c, r, i)) for i, (c, r) in enumerate(zip(clients, raters, strict=True))]
     for thread in threads:
         thread.start()
     for thread in threads:
