@@ -34,28 +34,21 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     raw = (high - low) / max(count, 1)
     power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    start = math.floor(low / step + 1e-9) * step
-    ticks = []
-    value = start
-    while value <= high + step * 1e-9:
-        ticks.append(round(value, 12))
-        value += step
-    if ticks[0] > low + 1e-12:
-        ticks.insert(0, round(ticks[0] - step, 12))
-    return ticks
+    first = math.floor(low / step + 1e-9)
+    last = math.ceil(high / step - 1e-9)
+    return [round(i * step, 12) for i in range(first, last + 1)]
 
 
-def _fmt(value: float) -> str:
-    return (
-        f"{value:.1f}".rstrip("0").rstrip(".")
-        if abs(value) >= 10
-        else f"{value:.3f}".rstrip("0").rstrip(".") or "0"
-    )
-
-
-def _tick_label(value: float) -> str:
-    text = _fmt(value)
-    return "0" if text in ("-0", "") else text
+def tick_labels(ticks: list[float]) -> list[str]:
+    """Labels with as many decimals as the tick step needs (0.25 steps: two; 0.0002 steps: four)."""
+    if len(ticks) < 2:
+        return [f"{t:g}" for t in ticks]
+    step = abs(ticks[1] - ticks[0])
+    decimals = 0
+    while decimals < 10 and abs(round(step, decimals) - step) > step * 1e-6:
+        decimals += 1
+    labels = [f"{t:.{decimals}f}" for t in ticks]
+    return ["0" if float(label) == 0 else label.replace("-", "\u2212") for label in labels]
 
 
 def _svg_open(width: int, height: int, title: str, css_class: str) -> list[str]:
@@ -101,12 +94,10 @@ def line_chart(
 
     out = _svg_open(width, height, title, "line-chart")
     out.append(f'<text x="{left}" y="16" font-weight="600">{escape(title)}</text>')
-    for t in ticks:
+    for t, label in zip(ticks, tick_labels(ticks), strict=True):
         y = y_at(t)
         out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e3e6ea"/>')
-        out.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#5b6470">{_tick_label(t)}</text>'
-        )
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#5b6470">{label}</text>')
     out.append(
         f'<text transform="translate(14 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle" '
         f'fill="#39414b">{escape(y_label)}</text>'
@@ -160,8 +151,8 @@ def difference_chart(
     title: str,
     name_a: str,
     name_b: str,
-    width: int = 720,
-    height: int = 280,
+    width: int = 960,
+    height: int = 300,
 ) -> str:
     """Per-query differences B − A sorted ascending: A's wins on the left (red), B's on the right (green).
 
@@ -170,7 +161,7 @@ def difference_chart(
     d = np.sort(np.asarray(differences, dtype=np.float64))
     n = d.size
     out = _svg_open(width, height, title, "difference-chart")
-    left, right, top, bottom = 54, 16, 30, 46
+    left, right, top, bottom = 54, 16, 48, 46
     plot_w, plot_h = width - left - right, height - top - bottom
     out.append(f'<text x="{left}" y="16" font-weight="600">{escape(title)}</text>')
     if n == 0:
@@ -179,8 +170,11 @@ def difference_chart(
         )
         out.append("</svg>")
         return "".join(out)
-    extent = max(abs(float(d[0])), abs(float(d[-1])), 1e-9)
-    ticks = nice_ticks(-extent, extent, 4)
+    # Zero is always on the axis; the range follows the data (no empty half when one side never wins).
+    low, high = min(float(d[0]), 0.0), max(float(d[-1]), 0.0)
+    if high - low < 1e-9:
+        low, high = -0.05, 0.05
+    ticks = nice_ticks(low, high, 5)
     y_min, y_max = ticks[0], ticks[-1]
 
     def y_at(v: float) -> float:
@@ -189,12 +183,10 @@ def difference_chart(
     def x_at(i: float) -> float:
         return left + (plot_w * i / (n - 1) if n > 1 else plot_w / 2)
 
-    for t in ticks:
+    for t, label in zip(ticks, tick_labels(ticks), strict=True):
         y = y_at(t)
         out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e3e6ea"/>')
-        out.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#5b6470">{_tick_label(t)}</text>'
-        )
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#5b6470">{label}</text>')
     out.append(
         f'<text transform="translate(14 {top + plot_h / 2:.1f}) rotate(-90)" text-anchor="middle" '
         f'fill="#39414b">{escape(name_b)} − {escape(name_a)}</text>'
@@ -220,18 +212,13 @@ def difference_chart(
     losses = int(np.count_nonzero(d < -1e-12))
     wins = int(np.count_nonzero(d > 1e-12))
     ties = n - wins - losses
+    # Legend under the title, above the plot, so it never covers the curve.
     out.append(
-        f'<text x="{left + 4}" y="{top + plot_h - 6}" fill="{LOSS}">{escape(name_a)} better: {losses:,}</text>'
+        f'<text x="{left}" y="34">'
+        f'<tspan fill="{WIN}" font-weight="600">■ {escape(name_b)} better: {wins:,}</tspan>'
+        f'<tspan dx="14" fill="{LOSS}" font-weight="600">■ {escape(name_a)} better: {losses:,}</tspan>'
+        f'<tspan dx="14" fill="#5b6470">ties: {ties:,}</tspan></text>'
     )
-    out.append(
-        f'<text x="{left + plot_w - 4}" y="{top + 12}" text-anchor="end" fill="{WIN}">'
-        f"{escape(name_b)} better: {wins:,}</text>"
-    )
-    if ties:
-        mid = x_at(losses + (ties - 1) / 2)
-        out.append(
-            f'<text x="{mid:.1f}" y="{zero - 6:.1f}" text-anchor="middle" fill="#5b6470">ties: {ties:,}</text>'
-        )
     out.append(
         f'<text x="{left + plot_w / 2}" y="{height - 12}" text-anchor="middle" fill="#39414b">'
         f"queries sorted by difference (n = {n:,})</text>"

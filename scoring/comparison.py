@@ -549,6 +549,8 @@ def compare_pair(
         rows=[
             MetricRow(name, metric_label(name), result) for name, result in zip(shown, results, strict=True)
         ],
+        n_resamples=n_resamples,
+        n_bootstrap=n_bootstrap,
     )
 
 
@@ -674,7 +676,7 @@ class RankedDocument:
     def grade_text(self) -> str:
         if self.grade is None:
             return "unjudged"
-        return f"{self.grade:g}" if self.grade == int(self.grade) else f"{self.grade:.2f}"
+        return f"{self.grade:.2f}".rstrip("0").rstrip(".")
 
 
 @dataclass

@@ -341,6 +341,7 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
             "matrix": matrix,
             "grid": grid,
             "pairs": len(matrix.configurations) * (len(matrix.configurations) - 1) // 2,
+            "n_resamples": comparison.N_RESAMPLES,
             "cutoff_svg": cutoff_svg,
             "cutoff_table": cutoff_table,
             "cutoff_labels": [f"NDCG@{k}" for k in CUTOFFS],
@@ -493,7 +494,7 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
     points = comparison.configuration_history(configuration, flavour)
     metrics = comparison.LEADERBOARD_METRICS
     svg = charts.line_chart(
-        [f"run {p.run.pk}" for p in points],
+        [f"#{p.run.pk} · {p.run.created_at:%m-%d}" for p in points],
         [
             (f"{metric_label(m)}", [p.summary.means[m] if p.summary else None for p in points])
             for m in metrics

@@ -47,3 +47,25 @@
     });
   });
 })();
+
+// "Compare selected": the configuration ticked first is A, whatever the table's current order.
+(function () {
+  "use strict";
+  document.querySelectorAll("form[data-tick-order]").forEach(function (form) {
+    var ticked = [];
+    form.querySelectorAll('input[type="checkbox"][name="c"]').forEach(function (box) {
+      if (box.checked) ticked.push(box.value);
+      box.addEventListener("change", function () {
+        ticked = ticked.filter(function (value) { return value !== box.value; });
+        if (box.checked) ticked.push(box.value);
+      });
+    });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var params = new URLSearchParams();
+      ticked.forEach(function (value) { params.append("c", value); });
+      new FormData(form).forEach(function (value, name) { if (name !== "c") params.append(name, value); });
+      window.location.assign(form.action + "?" + params.toString());
+    });
+  });
+})();
