@@ -400,7 +400,8 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
 
 
 def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
-    """Pick the query (the rater's current one first, then by priority) and lock one of its open pairs."""
+    """Lock an open pair of the rater's current query (that of their latest judgment) if it has one;
+    otherwise of the query holding the highest-priority open pair."""
     cursor.execute(
         """
         SELECT p.query_id FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
@@ -409,13 +410,31 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
         params,
     )
     row = cursor.fetchone()
-    params = {**params, "current": row[0] if row else 0, "tried": []}
+    params = {**params, "tried": []}
+    if row is not None:  # the common case, a query in progress: no scan of the whole pool
+        pair_id = _claim_in_query(cursor, params, row[0])
+        if pair_id is not None:
+            return pair_id
+        params["tried"].append(row[0])
     for _ in range(attempts):
+        # The same conditions as _OPEN_SQL, with the judgments aggregated once (a hash join) rather than
+        # counted per pair: this scans the whole queue, the per-query claim below does not.
         cursor.execute(
-            f"""
-            SELECT p.query_id FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
-            WHERE {_OPEN_SQL} AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
-            ORDER BY p.query_id = %(current)s DESC, p.priority DESC, p.query_id
+            """
+            WITH g AS (
+                SELECT j.pair_id, count(*) FILTER (WHERE NOT j.cant_judge) AS n, bool_or(j.rater_id = %(rater)s) AS mine
+                FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
+                WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
+                GROUP BY j.pair_id
+            )
+            SELECT p.query_id
+            FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id LEFT JOIN g ON g.pair_id = p.id
+            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
+              AND (d.title <> '' OR d.body <> '')
+              AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+              AND NOT COALESCE(g.mine, false) AND COALESCE(g.n, 0) < %(wanted)s
+              AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
+            ORDER BY p.priority DESC, p.query_id
             LIMIT 1
             """,
             params,
@@ -423,28 +442,35 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
         row = cursor.fetchone()
         if row is None:
             return None
-        query_id = row[0]
-        while True:
-            # Rows that other transactions are claiming right now are skipped, not waited for.
-            cursor.execute(
-                f"""
-                SELECT p.id FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
-                WHERE {_OPEN_SQL} AND p.query_id = %(query)s
-                ORDER BY md5(%(seed)s || p.id::text), p.id
-                LIMIT 1
-                FOR UPDATE OF p SKIP LOCKED
-                """,
-                {**params, "query": query_id},
-            )
-            row = cursor.fetchone()
-            if row is None:
-                break
-            if _open_for(cursor, params, row[0]):
-                return row[0]
-            # Taken or completed between our snapshot and the lock: leave it out and look again.
-            params["skip"] = [*params["skip"], row[0]]
-        params["tried"] = [*params["tried"], query_id]
+        pair_id = _claim_in_query(cursor, params, row[0])
+        if pair_id is not None:
+            return pair_id
+        params["tried"].append(row[0])
     return None
+
+
+def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
+    """Lock the first open pair of the query in the rater's shuffled order, skipping rows that other
+    transactions are claiming right now (SKIP LOCKED: no waiting)."""
+    skip = list(params["skip"])
+    while True:
+        cursor.execute(
+            f"""
+            SELECT p.id FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
+            WHERE {_OPEN_SQL} AND p.query_id = %(query)s
+            ORDER BY md5(%(seed)s || p.id::text), p.id
+            LIMIT 1
+            FOR UPDATE OF p SKIP LOCKED
+            """,
+            {**params, "skip": skip, "query": query_id},
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        if _open_for(cursor, params, row[0]):
+            return row[0]
+        # Taken or completed between our snapshot and the lock: leave it out and look again.
+        skip.append(row[0])
 
 
 def release_hold(pair: Pair, rater) -> None:
@@ -502,29 +528,52 @@ def save_grade(
 # --- Progress ----------------------------------------------------------------------------------------
 
 
-def rater_progress(rater, pool: Pool) -> dict:
-    """The rater's judgments in the pool (graded, can't judge) and the pairs still open to them."""
+def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int]:
+    """(queued pairs, complete ones, ones still open to the rater ignoring holds) in one pass."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH g AS (
+                SELECT j.pair_id, count(*) FILTER (WHERE NOT j.cant_judge) AS n, bool_or(j.rater_id = %(rater)s) AS mine
+                FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
+                WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
+                GROUP BY j.pair_id
+            )
+            SELECT count(*),
+                   count(*) FILTER (WHERE p.final_grade IS NOT NULL OR COALESCE(g.n, 0) >= %(wanted)s),
+                   count(*) FILTER (WHERE p.final_grade IS NULL AND COALESCE(g.n, 0) < %(wanted)s
+                                    AND NOT COALESCE(g.mine, false) AND (d.title <> '' OR d.body <> ''))
+            FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
+            LEFT JOIN g ON g.pair_id = p.id
+            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL
+            """,
+            {"pool": pool.pk, "rater": rater_pk, "wanted": pool.raters_per_pair},
+        )
+        return cursor.fetchone()
+
+
+def _overall(queued: int, complete: int) -> dict:
+    return {"queued": queued, "complete": complete, "percent": round(100 * complete / queued) if queued else 0}
+
+
+def progress(rater, pool: Pool) -> tuple[dict, dict]:
+    """(rater_progress, pool_progress) with one pass over the queue."""
+    queued, complete, remaining = _queue_counts(pool, rater.pk)
     mine = Judgment.objects.filter(pair__pool=pool, rater=rater).aggregate(
         graded=Count("pk", filter=Q(cant_judge=False)), cant=Count("pk", filter=Q(cant_judge=True))
     )
     done = mine["graded"] + mine["cant"]
-    remaining = open_to(rater, pool).count()
     total = done + remaining
-    return {**mine, "done": done, "remaining": remaining, "percent": round(100 * done / total) if total else 100}
+    percent = round(100 * done / total) if total else 100
+    return {**mine, "done": done, "remaining": remaining, "percent": percent}, _overall(queued, complete)
+
+
+def rater_progress(rater, pool: Pool) -> dict:
+    """The rater's judgments in the pool (graded, can't judge) and the pairs still open to them."""
+    return progress(rater, pool)[0]
 
 
 def pool_progress(pool: Pool) -> dict:
     """Queued pairs of the pool and how many have their grades (or a final grade)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT count(*),
-                   count(*) FILTER (WHERE p.final_grade IS NOT NULL OR (
-                       SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
-                   ) >= %s)
-            FROM judgments_pair p WHERE p.pool_id = %s AND p.queued_at IS NOT NULL
-            """,
-            [pool.raters_per_pair, pool.pk],
-        )
-        queued, complete = cursor.fetchone()
-    return {"queued": queued, "complete": complete, "percent": round(100 * complete / queued) if queued else 0}
+    queued, complete, _ = _queue_counts(pool)
+    return _overall(queued, complete)

@@ -156,6 +156,7 @@ def _grading_context(request, pool: Pool, pair: Pair | None, *, form=None, notic
     rater = request.user
     judgment = Judgment.objects.filter(pair=pair, rater=rater).first() if pair else None
     previous = _previous_pair_id(rater, pool, judgment)
+    mine, overall = queue.progress(rater, pool)
     context = {
         "pool": pool,
         "pair": pair,
@@ -163,8 +164,8 @@ def _grading_context(request, pool: Pool, pair: Pair | None, *, form=None, notic
         "form": form,
         "notice": notice,
         "scale": grade_scale(pool),
-        "mine": queue.rater_progress(rater, pool),
-        "overall": queue.pool_progress(pool),
+        "mine": mine,
+        "overall": overall,
         "skipped": len(_skipped(request, pool)),
         "previous_url": reverse("rating:grade-pair", args=[pool.name, previous]) if previous else "",
         "queue_url": reverse("rating:grade", args=[pool.name]),
