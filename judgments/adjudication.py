@@ -56,32 +56,39 @@ def pool_agreement(pool: Pool) -> PoolAgreement:
     return PoolAgreement(alpha=alpha, n_units=n_units, n_raters=len(raters), kappas=kappas)
 
 
-def disagreements(pool: Pool, spread: int = DISAGREEMENT_SPREAD) -> list[Pair]:
-    """Pairs whose grades differ by `spread` or more, unsettled first, then the widest spread.
-
-    Each pair carries `.spread` and `.all_judgments` (grades, can't judge answers and notes, by rater name).
-    """
+def disagreement_ids(pool: Pool, spread: int = DISAGREEMENT_SPREAD) -> list[int]:
+    """Pairs whose grades differ by `spread` or more: unsettled first, then the widest spread, then by ids."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT j.pair_id, max(j.grade) - min(j.grade) AS spread
-            FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+            SELECT p.id
+            FROM judgments_judgment j
+            JOIN judgments_pair p ON p.id = j.pair_id
+            JOIN judgments_query q ON q.id = p.query_id
+            JOIN judgments_document d ON d.id = p.document_id
             WHERE p.pool_id = %s AND NOT j.cant_judge
-            GROUP BY j.pair_id HAVING max(j.grade) - min(j.grade) >= %s
+            GROUP BY p.id, q.external_id, d.external_id
+            HAVING max(j.grade) - min(j.grade) >= %s
+            ORDER BY p.final_grade IS NOT NULL, max(j.grade) - min(j.grade) DESC, q.external_id, d.external_id
             """,
             [pool.pk, spread],
         )
-        spreads = dict(cursor.fetchall())
-    pairs = list(
-        Pair.objects.filter(pk__in=spreads)
-        .select_related("query", "document", "final_by")
-        .order_by("query__external_id", "document__external_id")
-    )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def disagreements(pool: Pool, spread: int = DISAGREEMENT_SPREAD, pair_ids: list[int] | None = None) -> list[Pair]:
+    """The disagreeing pairs (or those of `pair_ids`, in that order), each with `.spread` and
+    `.all_judgments`: every rater's grade or can't-judge answer with their notes, by rater name."""
+    ids = disagreement_ids(pool, spread) if pair_ids is None else list(pair_ids)
+    pairs = Pair.objects.filter(pool=pool, pk__in=ids).select_related("query", "document", "final_by").in_bulk()
     by_pair = defaultdict(list)
-    for judgment in Judgment.objects.filter(pair__in=spreads).select_related("rater").order_by("rater__username"):
+    for judgment in Judgment.objects.filter(pair__in=ids).select_related("rater").order_by("rater__username"):
         by_pair[judgment.pair_id].append(judgment)
-    for pair in pairs:
-        pair.spread = spreads[pair.pk]
-        pair.all_judgments = by_pair[pair.pk]
-    pairs.sort(key=lambda p: (p.final_grade is not None, -p.spread))
-    return pairs
+    result = []
+    for pk in ids:
+        pair = pairs[pk]
+        grades = [j.grade for j in by_pair[pk] if not j.cant_judge]
+        pair.spread = max(grades) - min(grades) if grades else 0
+        pair.all_judgments = by_pair[pk]
+        result.append(pair)
+    return result

@@ -448,14 +448,17 @@ def agreement(request: HttpRequest, pool: str) -> HttpResponse:
 @require_GET
 def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
     found = _admin_pool(request, pool)
-    pairs = adjudication.disagreements(found)
+    ids = adjudication.disagreement_ids(found)
+    page = Paginator(ids, 25).get_page(request.GET.get("page"))
     return render(
         request,
         "rating/disagreements.html",
         {
             "pool": found,
-            "pairs": pairs,
-            "unsettled": sum(1 for p in pairs if p.final_grade is None),
+            "page": page,
+            "pairs": adjudication.disagreements(found, pair_ids=page.object_list),
+            "total": len(ids),
+            "unsettled": Pair.objects.filter(pk__in=ids, final_grade__isnull=True).count(),
             "scale": grade_scale(found),
             "spread": adjudication.DISAGREEMENT_SPREAD,
         },
@@ -476,4 +479,6 @@ def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         services.set_final_grade(pair, grade, request.user)
         label = f"{grade} ({found.grade_label(grade)})" if grade is not None else "cleared"
         messages.success(request, f"Final grade of {pair}: {label}.")
-    return redirect(f"{reverse('rating:disagreements', args=[found.name])}#pair-{pair.pk}")
+    page = request.POST.get("page", "")
+    query = f"?page={int(page)}" if page.isdigit() else ""
+    return redirect(f"{reverse('rating:disagreements', args=[found.name])}{query}#pair-{pair.pk}")

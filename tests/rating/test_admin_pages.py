@@ -154,6 +154,16 @@ def test_disagreements_are_pairs_two_or_more_grades_apart(disputed, pool):
     assert [(p, p.spread) for p in adjudication.disagreements(pool)] == [(wide, 3)]
 
 
+def test_unsettled_disagreements_come_first_then_the_widest(pool, rater, other_rater, site_admin, queued, disputed):
+    wide, _ = disputed
+    settled, wider = queued(pool, "q2", "d1"), queued(pool, "q2", "d2")
+    for pair, (a, b) in ((settled, (0, 4)), (wider, (0, 4))):
+        services.record_judgment(pair, rater, grade=a)
+        services.record_judgment(pair, other_rater, grade=b)
+    services.set_final_grade(settled, 2, site_admin)
+    assert [(p, p.spread) for p in adjudication.disagreements(pool)] == [(wider, 4), (wide, 3), (settled, 4)]
+
+
 def test_disagreement_page_shows_grades_and_notes_side_by_side(client, site_admin, pool, disputed):
     client.force_login(site_admin)
     content = client.get(reverse("rating:disagreements", args=[pool.name])).content.decode()
