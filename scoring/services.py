@@ -44,6 +44,10 @@ FLAVOUR_NAMES: tuple[str, ...] = tuple(metrics.FLAVOURS)
 SCORE_COLUMNS: dict[str, str] = {**METRIC_FIELDS, **JUDGED_FIELDS}
 # Rankings read per batch (rows x padded width): bounds memory whatever the pool size.
 BATCH_ENTRIES = 6_000_000
+# Up to this many queries, an incremental update reads their rankings in one statement.
+FEW_QUERIES = 50
+# Memory for the joins and aggregates over a whole pool (per transaction), so they do not spill to disk.
+WORK_MEM = "256MB"
 # First key of pg_advisory_xact_lock(key, pool id): "scoring".
 _LOCK_KEY = 0x5C0_4E
 
@@ -90,14 +94,22 @@ class Grades:
 # --- Binary COPY ---------------------------------------------------------------------------------------
 
 
-def _copy_out(cursor, sql: str, params: Sequence, dtype: np.dtype) -> np.ndarray:
-    """Run `COPY (sql) TO STDOUT (FORMAT BINARY)` and view its rows as `dtype` (fixed-size rows)."""
-    with cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy:
-        data = b"".join(copy)
+def _copy_out(cursor, sql: str, params: Sequence, dtype) -> np.ndarray:
+    """Run `COPY (sql) TO STDOUT (FORMAT BINARY)` and view its rows as `dtype` (fixed-size rows).
+    `dtype` may be a function of the stream's body (bytes after the header) when the row size is
+    only known from the first row."""
+    # The raw psycopg cursor: Django's debug wrapper (DEBUG=1) does not pass COPY parameters on.
+    raw = getattr(cursor, "cursor", cursor)
+    data = bytearray()
+    with raw.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy:
+        for chunk in copy:  # one row per chunk: appending keeps no per-row objects alive
+            data += chunk
     if not data.startswith(_COPY_SIGNATURE) or not data.endswith(_COPY_TRAILER):
         raise ScoringError("unexpected binary COPY stream from the database")
     extension = int.from_bytes(data[15:19], "big")
     body = memoryview(data)[19 + extension : -2]
+    if callable(dtype):
+        dtype = dtype(body)
     if len(body) % dtype.itemsize:
         raise ScoringError(f"binary COPY rows are not {dtype.itemsize} bytes each")
     rows = np.frombuffer(body, dtype=dtype)
@@ -124,36 +136,35 @@ def _check_lengths(rows: np.ndarray, **expected: int) -> None:
 # --- Reading -------------------------------------------------------------------------------------------
 
 
+_GRADES_SQL = """
+    SELECT p.query_id, p.document_id, COALESCE(p.final_grade::float8, {aggregate})
+    FROM judgments_pair p
+    LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
+    WHERE p.pool_id = %s {where}
+    GROUP BY p.id
+    HAVING p.final_grade IS NOT NULL OR count(j.grade) > 0
+"""
+
+
 def pool_grades(pool: Pool, query_ids: Iterable[int] | None = None) -> Grades:
     """Combined grades of `pool` (restricted to `query_ids` when given), by the pool's combine rule."""
-    aggregate = _COMBINE_SQL[CombineRule(pool.combine_rule)]
-    params: list = [pool.pk]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])
+        return _read_grades(cursor, pool.pk, pool.combine_rule, query_ids)
+
+
+def _read_grades(cursor, pool_id: int, rule: str, query_ids: Iterable[int] | None) -> Grades:
+    params: list = [pool_id]
     where = ""
     if query_ids is not None:
         where = "AND p.query_id = ANY(%s)"
         params.append(sorted({int(q) for q in query_ids}))
-    sql = f"""
-        SELECT p.query_id, p.document_id, COALESCE(p.final_grade::float8, {aggregate})
-        FROM judgments_pair p
-        LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
-        WHERE p.pool_id = %s {where}
-        GROUP BY p.id
-        HAVING p.final_grade IS NOT NULL OR count(j.grade) > 0
-        ORDER BY p.query_id
-    """
-    dtype = _fields(("query", ">i8"), ("doc", ">i8"), ("grade", ">f8"))
-    with connection.cursor() as cursor:
-        rows = _copy_out(cursor, sql, params, dtype)
+    sql = _GRADES_SQL.format(aggregate=_COMBINE_SQL[CombineRule(rule)], where=where)
+    rows = _copy_out(cursor, sql, params, _fields(("query", ">i8"), ("doc", ">i8"), ("grade", ">f8")))
     _check_lengths(rows, query=8, doc=8, grade=8)
     return Grades(
-        rows["query"].astype(np.int64),
-        rows["doc"].astype(np.int64),
-        rows["grade"].astype(np.float64),
+        rows["query"].astype(np.int64), rows["doc"].astype(np.int64), rows["grade"].astype(np.float64)
     )
-
-
-def _pool_run_ids(pool: Pool) -> list[int]:
-    return list(Run.objects.filter(configuration__pool=pool).order_by("id").values_list("id", flat=True))
 
 
 @dataclass
@@ -196,26 +207,59 @@ def _ranking_filter(run_ids: Sequence[int], query_ids: Sequence[int] | None) -> 
 
 def _read_rankings(cursor, batch: _Batch, query_ids: Sequence[int] | None):
     """(run pks, query pks, (n, width) document pks padded with -1) of a batch of runs."""
-    width = batch.width
     where, params = _ranking_filter(batch.run_ids, query_ids)
     # Padding on the server makes every row the same size, so numpy reads the stream in one go.
     sql = (
         "SELECT run_id, query_id, doc_ids || array_fill(-1::bigint, ARRAY[%s - cardinality(doc_ids)])"
         f" FROM judgments_ranking WHERE {where}"
     )
-    element = np.dtype([("len", ">i4"), ("value", ">i8")])
-    dtype = _fields(
-        ("run", ">i8"), ("query", ">i8"), ("docs", ([("head", ">i4", (5,)), ("items", element, (width,))],))
+    return read_padded_rankings(cursor, sql, [batch.width, *params], batch.width)
+
+
+def _read_few_rankings(cursor, run_ids: Sequence[int], query_ids: Sequence[int]):
+    """Like _read_rankings for a handful of queries, in one statement: the server pads to the widest
+    ranking it finds (a window over the few rows), and the width is read from the first row."""
+    where, params = _ranking_filter(run_ids, query_ids)
+    sql = (
+        "SELECT run_id, query_id, doc_ids || array_fill(-1::bigint,"
+        " ARRAY[max(cardinality(doc_ids)) OVER () - cardinality(doc_ids)])"
+        f" FROM judgments_ranking WHERE {where}"
     )
-    rows = _copy_out(cursor, sql, [width, *params], dtype)
+    return read_padded_rankings(cursor, sql, params, None)
+
+
+def _width_of_first_row(body) -> int:
+    # field count (2), run (4 + 8), query (4 + 8), array length (4), then ndim, flags, type, size.
+    return int.from_bytes(body[42:46], "big") if len(body) >= 46 else 0
+
+
+def read_padded_rankings(cursor, sql: str, params: Sequence, width: int | None):
+    """Run `sql`, which selects (run_id, query_id, int8[] of exactly `width` elements; None: as many as
+    the first row has), by binary COPY: (run pks, query pks, (n, width) int64 document pks)."""
+    element = np.dtype([("len", ">i4"), ("value", ">i8")])
+
+    def dtype_for(width: int) -> np.dtype:
+        array = [("head", ">i4", (5,)), ("items", element, (width,))]
+        return _fields(("run", ">i8"), ("query", ">i8"), ("docs", (array,)))
+
+    found = {}
+
+    def dtype(body) -> np.dtype:
+        found["width"] = _width_of_first_row(body) if width is None else width
+        return dtype_for(found["width"])
+
+    rows = _copy_out(cursor, sql, params, dtype)
+    width = found["width"]
     _check_lengths(rows, run=8, query=8, docs=20 + 12 * width)
     head = rows["docs"]["head"]  # ndim, has-nulls flag, element type, size, lower bound
     if len(rows) and not ((head[:, 0] == 1) & (head[:, 1] == 0) & (head[:, 3] == width)).all():
         raise ScoringError("unexpected ranking array in the binary COPY stream")
+    if len(rows) and (rows["docs"]["items"]["len"] != 8).any():
+        raise ScoringError("NULL document key in a ranking")
     return (
         rows["run"].astype(np.int64),
         rows["query"].astype(np.int64),
-        rows["docs"]["items"]["value"].astype(np.int64),
+        rows["docs"]["items"]["value"].astype(np.int64).reshape(len(rows), width),
     )
 
 
@@ -342,8 +386,25 @@ class RescoreSummary:
         )
 
 
-def _lock(cursor, pool: Pool) -> None:
-    cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_KEY, pool.pk])
+def _begin(cursor, pool: Pool) -> tuple[str, list[int]]:
+    """Take the pool's scoring lock for this transaction; return its combine rule and run pks."""
+    cursor.execute(
+        "SELECT pg_advisory_xact_lock(%s, %s), set_config('work_mem', %s, true)",
+        [_LOCK_KEY, pool.pk, WORK_MEM],
+    )
+    cursor.execute(
+        """
+        SELECT p.combine_rule, ARRAY(
+            SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id
+            WHERE c.pool_id = p.id ORDER BY r.id)
+        FROM judgments_pool p WHERE p.id = %s
+        """,
+        [pool.pk],
+    )
+    row = cursor.fetchone()
+    if row is None:
+        raise ScoringError(f"pool {pool.pk} no longer exists")
+    return row[0], list(row[1])
 
 
 def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int] | None) -> RescoreSummary:
@@ -353,48 +414,50 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
     summary = RescoreSummary()
     timings = summary.timings
     with transaction.atomic(), connection.cursor() as cursor:
-        _lock(cursor, pool)
-        pool.refresh_from_db(fields=["combine_rule"])
-        if run_ids is None:
-            run_ids = _pool_run_ids(pool)
-        run_ids = sorted(run_ids)
+        rule, pool_runs = _begin(cursor, pool)
+        run_ids = sorted(pool_runs if run_ids is None else set(run_ids) & set(pool_runs))
+        if query_ids is not None:
+            query_ids = sorted({int(q) for q in query_ids})
         tick = time.perf_counter()
-        grades = pool_grades(pool, query_ids)
+        grades = _read_grades(cursor, pool.pk, rule, query_ids)
         graded, relevant = grades.queries, grades.relevant_queries()
         timings["read grades"] = time.perf_counter() - tick
         summary.runs, summary.queries = len(run_ids), len(graded)
 
         tick = time.perf_counter()
-        table = QueryScore._meta.db_table
-        if query_ids is None:
-            cursor.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)", [run_ids])
-        else:
-            cursor.execute(
-                f"DELETE FROM {table} WHERE run_id = ANY(%s) AND query_id = ANY(%s)",
-                [run_ids, sorted({int(q) for q in query_ids})],
-            )
+        where, params = _ranking_filter(run_ids, query_ids)
+        cursor.execute(f"DELETE FROM {QueryScore._meta.db_table} WHERE {where}", params)
         timings["delete"] = time.perf_counter() - tick
         if not run_ids or not len(graded):
             summary.seconds = time.perf_counter() - started
             return summary
 
-        # Only the graded queries' rankings matter; for a full recompute filtering in numpy is cheaper.
-        ranking_queries = None if query_ids is None else graded.tolist()
-        batches = _ranking_batches(cursor, run_ids, ranking_queries)
-        batched = {run for batch in batches for run in batch.run_ids}
-        # Runs with no ranking of any graded query still get their zero rows.
-        unranked = [run for run in run_ids if run not in batched]
-        if unranked:
-            batches.append(_Batch(unranked, 0, 0))
         for key in ("read rankings", "score", "write"):
             timings[key] = 0.0
-        for batch in batches:
+        tick = time.perf_counter()
+        if query_ids is not None and len(graded) <= FEW_QUERIES:
+            batches = [(_Batch(run_ids), _read_few_rankings(cursor, run_ids, graded.tolist()))]
+        else:
+            # Only graded queries' rankings matter; for a whole pool, filtering in numpy is cheaper.
+            ranking_queries = None if query_ids is None else graded.tolist()
+            found = _ranking_batches(cursor, run_ids, ranking_queries)
+            # Runs with no ranking of any graded query still get their zero rows.
+            batched = {run for batch in found for run in batch.run_ids}
+            unranked = [run for run in run_ids if run not in batched]
+            if unranked:
+                found.append(_Batch(unranked))
+            batches = ((batch, ranking_queries) for batch in found)
+        timings["read rankings"] += time.perf_counter() - tick
+        for batch, rankings in batches:
             tick = time.perf_counter()
-            if batch.rows:
-                rank_run, rank_query, docs = _read_rankings(cursor, batch, ranking_queries)
+            if isinstance(rankings, tuple):
+                rank_run, rank_query, docs = rankings
+            elif batch.rows:
+                rank_run, rank_query, docs = _read_rankings(cursor, batch, rankings)
             else:
                 rank_run = rank_query = np.zeros(0, dtype=np.int64)
                 docs = np.zeros((0, 0), dtype=np.int64)
+            del rankings
             timings["read rankings"] += time.perf_counter() - tick
             tick = time.perf_counter()
             cells = _score_cells(grades, graded, relevant, batch.run_ids, rank_run, rank_query, docs)

@@ -22,6 +22,7 @@ from judgments.models import Document, Pool, Query, Run, SearchConfiguration
 from judgments.signals import grades_changed
 
 QRELS_RATER_PREFIX = "qrels:"
+ANALYZE_AFTER = 20_000  # judgments in one file
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
     """
     gmap = _grade_map(grade_map, name)
     records = parse_qrels(stream, name, grade_map=gmap)
+    read = len(records)
     with transaction.atomic():
         if rater is None:
             rater = file_rater(name)
@@ -138,49 +140,63 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
         documents_before = Document.objects.filter(pool=pool).count()
         query_pks = services.ensure_queries(pool, {r.query_id for r in records})
         doc_pks = services.ensure_documents(pool, {r.doc_id for r in records})
-        grades = {(query_pks[r.query_id], doc_pks[r.doc_id]): r.grade for r in records}
-        pair_pks = services.ensure_pairs(pool, grades.keys())
         queries_created = Query.objects.filter(pool=pool).count() - queries_before
         documents_created = Document.objects.filter(pool=pool).count() - documents_before
-
-        services.set_actor(actor or rater)
         buffer = io.StringIO()
-        for key, grade in grades.items():
-            buffer.write(f"{pair_pks[key]}\t{grade}\n")
+        for r in records:
+            buffer.write(f"{query_pks[r.query_id]}\t{doc_pks[r.doc_id]}\t{r.grade}\n")
+        del records, doc_pks  # a million-line file: keep the memory for the database work
+        services.set_actor(actor or rater)
         with connection.cursor() as cursor:
             cursor.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS jl_import_grades (pair_id bigint PRIMARY KEY, grade smallint)"
+                "CREATE TEMP TABLE IF NOT EXISTS jl_import_qrels (query_id bigint, document_id bigint, grade smallint)"
                 " ON COMMIT DROP"
             )
-            cursor.execute("TRUNCATE jl_import_grades")
-            with cursor.copy("COPY jl_import_grades (pair_id, grade) FROM STDIN") as copy:
+            cursor.execute("TRUNCATE jl_import_qrels")
+            with cursor.copy("COPY jl_import_qrels (query_id, document_id, grade) FROM STDIN") as copy:
                 copy.write(buffer.getvalue())
+            del buffer
+            # The pairs, as services.ensure_pairs creates them, but set-based: no per-pair map in Python.
+            cursor.execute(
+                """
+                INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
+                SELECT %s, g.query_id, g.document_id, 0 FROM jl_import_qrels g
+                ON CONFLICT (query_id, document_id) DO NOTHING
+                """,
+                [pool.pk],
+            )
             # One statement for every judgment; the history trigger logs each inserted or changed row.
             # Rows already equal are left alone (no history, not returned).
             cursor.execute(
                 """
-                INSERT INTO judgments_judgment AS j
-                    (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, created_at, updated_at)
-                SELECT g.pair_id, %s, g.grade, false, '', '', now(), now() FROM jl_import_grades g
-                ON CONFLICT (pair_id, rater_id) DO UPDATE
-                    SET grade = EXCLUDED.grade, cant_judge = false, cant_judge_reason = '', updated_at = now()
-                    WHERE j.grade IS DISTINCT FROM EXCLUDED.grade OR j.cant_judge
-                RETURNING j.pair_id, (xmax = 0)
+                WITH written AS (
+                    INSERT INTO judgments_judgment AS j
+                        (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, created_at, updated_at)
+                    SELECT p.id, %s, g.grade, false, '', '', now(), now()
+                    FROM jl_import_qrels g
+                    JOIN judgments_pair p ON p.query_id = g.query_id AND p.document_id = g.document_id
+                    ON CONFLICT (pair_id, rater_id) DO UPDATE
+                        SET grade = EXCLUDED.grade, cant_judge = false, cant_judge_reason = '', updated_at = now()
+                        WHERE j.grade IS DISTINCT FROM EXCLUDED.grade OR j.cant_judge
+                    RETURNING j.pair_id, (xmax = 0) AS inserted
+                )
+                SELECT count(*) FILTER (WHERE inserted), count(*), COALESCE(array_agg(pair_id), '{}') FROM written
                 """,
                 [rater.pk],
             )
-            written = cursor.fetchall()
-        created = sum(1 for _, inserted in written if inserted)
-        changed_pairs = [pair_id for pair_id, _ in written]
+            created, written, changed_pairs = cursor.fetchone()
+            if read >= ANALYZE_AFTER:
+                # Fresh statistics, so that the scoring that follows the commit plans its joins well.
+                cursor.execute("ANALYZE judgments_document, judgments_pair, judgments_judgment")
         if changed_pairs:
             transaction.on_commit(lambda: grades_changed.send(sender=Pool, pool=pool, pair_ids=changed_pairs))
     return ImportSummary(
         name,
         "judgments",
-        len(records),
+        read,
         created,
-        len(written) - created,
-        len(grades) - len(written),
+        written - created,
+        read - written,
         queries_created=queries_created,
         documents_created=documents_created,
         rater=rater.get_username(),

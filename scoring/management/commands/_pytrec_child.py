@@ -1,0 +1,28 @@
+"""The pytrec_eval side of bench_scoring, run in a fresh child process (no Django: spawn imports this)."""
+
+import resource
+import time
+
+PYTREC_MEASURES = {"ndcg_cut.3,5,10,100", "P.3,5,10,100", "recall.3,5,10,100", "recip_rank", "map"}
+
+
+def parse_and_evaluate(qrels_path: str, run_paths: list[str], result) -> None:
+    """Parse the qrels and each run file with pytrec_eval and evaluate it (one run at a time, as
+    trec_eval would); put (seconds, evaluated (run, query) pairs, peak RSS KiB) on `result`."""
+    try:
+        import pytrec_eval
+
+        started = time.perf_counter()
+        with open(qrels_path) as handle:
+            qrels = pytrec_eval.parse_qrel(handle)
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES)
+        evaluated = 0
+        for path in run_paths:
+            with open(path) as handle:
+                run = pytrec_eval.parse_run(handle)
+            evaluated += len(evaluator.evaluate(run))
+        seconds = time.perf_counter() - started
+        result.put((seconds, evaluated, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+    except BaseException as exc:  # the parent waits on the queue: always answer
+        result.put(exc)
+        raise
