@@ -61,3 +61,17 @@ def test_login_page_names_the_demo_logins_only_with_the_demo(client, db, setting
     assert b"password <code>demo</code>" in client.get("/accounts/login/").content
     settings.DEBUG = False
     assert b"password <code>demo</code>" not in client.get("/accounts/login/").content
+
+
+def test_demo_queue_has_pairs_for_the_raters(db, settings):
+    from django.contrib.auth import get_user_model
+
+    from judgments import queue
+    from judgments.models import Pair
+
+    settings.DEBUG = True
+    call_command("seed_demo")
+    assert Pair.objects.queued().exists()
+    rater = get_user_model().objects.get(username="rater")
+    pair = queue.next_pair_for(rater, Pool.objects.get(name="demo"))
+    assert pair is not None and pair.document.has_content

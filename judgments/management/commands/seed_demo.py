@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from judgments import access, demo_data, services
+from judgments import access, demo_data, queue, services
 from judgments.models import Document, Pair, Pool, Query, Run, SearchConfiguration, Team
 
 POOL = "demo"
@@ -110,3 +110,5 @@ class Command(BaseCommand):
             if rng.random() < 0.4:
                 other = min(4, max(0, rel + rng.choice([-1, 0, 0, 1])))
                 services.record_judgment(pair, users["rater2"], grade=other)
+        # The raters' queue: depth-10 pooling over both configurations' runs.
+        queue.build_queue(pool, k=10)
