@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_recompute
 
 app_name = "scoring"
 
@@ -11,6 +11,7 @@ urlpatterns: list = [
     path("pools/<str:pool>/compare/", views.compare, name="compare"),
     path("pools/<str:pool>/compare.csv", views.compare_csv, name="compare-csv"),
     path("pools/<str:pool>/compare/query/", views.compare_query, name="compare-query"),
+    path("pools/<str:pool>/recompute/", views_recompute.recompute, name="recompute"),
     path(
         "configurations/<int:configuration_id>/scores/",
         views.configuration_history,
