@@ -7,8 +7,11 @@ flavour), which the scoring service keeps current as grades and runs arrive:
   has_ranking=False count 0, as `trec_eval -c`); judged@k is averaged over the queries the run ranked;
 - two configurations are compared on the queries that have a row for both, query by query (paired);
 - the significance figures are those of `scoring.stats` (paired randomization test, paired t-test,
-  percentile bootstrap, Holm). `compare_many` runs them for several metrics at once with shared
-  resamples, so a comparison page of 5,000 queries stays well under a second of numpy.
+  percentile bootstrap, Holm), computed for several metrics at once by `scoring.paired_stats`.
+
+Reads are sized for pools of 50 configurations x 5,000 queries (`manage.py bench_compare`): the
+leaderboard is one aggregate over the two newest runs' rows of one flavour, a comparison reads only
+the columns it shows.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 import numpy as np
-from django.db import connection
-from django.db.models import Avg, Count, Q
+from django.db import connection, transaction
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 
 from judgments.models import (
     Document,
@@ -33,14 +37,12 @@ from judgments.models import (
 from . import services, stats
 from .metrics import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS
 from .models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from .paired_stats import N_RESAMPLES, SEED, compare_many, randomization_pvalues
 
 LEADERBOARD_METRICS: tuple[str, ...] = tuple(f"ndcg@{k}" for k in CUTOFFS)
 HEADLINE_METRIC = "ndcg@10"
 WARNING_JUDGED = "judged@10"
 JUDGED_THRESHOLD = 0.9  # below this share of judged documents in the top 10, a comparison is shaky
-CONFIDENCE = 0.95
-N_RESAMPLES = 10_000  # sign flips of the randomization test (Monte-Carlo SE of p = 0.05: 0.002)
-SEED = 0
 ALPHA = 0.05
 
 # Every stored column, by metric name.
@@ -92,7 +94,7 @@ class RunSummary:
     run_id: int
     n_queries: int  # rows scored
     n_unranked: int  # rows where the run had no ranking for the query (scored 0)
-    means: dict[str, float]  # every metric of METRIC_FIELDS
+    means: dict[str, float]  # metric -> mean over every row
     judged: dict[str, float | None]  # judged@k over the ranked queries (None: the run ranked none)
 
     @property
@@ -100,29 +102,48 @@ class RunSummary:
         return self.n_queries - self.n_unranked
 
 
-def run_summaries(run_ids, flavour: str) -> dict[int, RunSummary]:
-    """{run id: RunSummary} for the runs that have rows in `flavour` (one GROUP BY query)."""
-    ids = list(run_ids)
+def _plan_for_memory(cursor) -> None:
+    """Tell the planner, for this transaction, that score pages are read from memory.
+
+    With the default random_page_cost (4, spinning disks) PostgreSQL reads a run's rows through the
+    run_id index and filters the other flavours out, touching four times the pages; costed as
+    memory-resident it uses the (run, flavour, query) index and reads one flavour only (3-4x faster
+    on 50 configurations x 5,000 queries)."""
+    cursor.execute("SELECT set_config('random_page_cost', '1.1', true)")
+
+
+def run_summaries(run_ids, flavour: str, metrics=tuple(METRIC_FIELDS)) -> dict[int, RunSummary]:
+    """{run id: RunSummary} of `metrics` (and judged@k) for the runs that have rows in `flavour`:
+    one GROUP BY over the stored rows."""
+    ids = [int(i) for i in run_ids]
     if not ids:
         return {}
-    aggregates = {f"m_{field}": Avg(field) for field in METRIC_FIELDS.values()}
-    aggregates |= {f"j_{field}": Avg(field, filter=Q(has_ranking=True)) for field in JUDGED_FIELDS.values()}
-    rows = (
-        QueryScore.objects.filter(run_id__in=ids, flavor=flavour)
-        .values("run_id")
-        .annotate(n=Count("id"), unranked=Count("id", filter=Q(has_ranking=False)), **aggregates)
-        .order_by()
+    metrics = tuple(metrics)
+    sums = ", ".join(f"sum({METRIC_FIELDS[m]})" for m in metrics)
+    judged = ", ".join(f"sum({field})" for field in JUDGED_FIELDS.values())
+    sql = (
+        f"SELECT run_id, count(*), count(*) FILTER (WHERE NOT has_ranking), {sums}, {judged}"
+        f" FROM {QueryScore._meta.db_table} WHERE run_id = ANY(%s) AND flavor = %s GROUP BY run_id"
     )
-    return {
-        row["run_id"]: RunSummary(
-            run_id=row["run_id"],
-            n_queries=row["n"],
-            n_unranked=row["unranked"],
-            means={metric: row[f"m_{field}"] for metric, field in METRIC_FIELDS.items()},
-            judged={metric: row[f"j_{field}"] for metric, field in JUDGED_FIELDS.items()},
+    with transaction.atomic(), connection.cursor() as cursor:
+        _plan_for_memory(cursor)
+        cursor.execute(sql, [ids, flavour])
+        rows = cursor.fetchall()
+    result = {}
+    for run_id, n, unranked, *totals in rows:
+        ranked = n - unranked
+        # Rows of unranked queries hold judged@k = 0, so the sum over all rows is the sum over the ranked.
+        result[run_id] = RunSummary(
+            run_id=run_id,
+            n_queries=n,
+            n_unranked=unranked,
+            means={m: total / n for m, total in zip(metrics, totals[: len(metrics)], strict=True)},
+            judged={
+                m: (total / ranked if ranked else None)
+                for m, total in zip(JUDGED_FIELDS, totals[len(metrics) :], strict=True)
+            },
         )
-        for row in rows
-    }
+    return result
 
 
 @dataclass
@@ -147,44 +168,28 @@ class LeaderboardRow:
         return self.current.means[metric] - self.previous.means[metric]
 
 
-def _summary(means: services.RunMeans) -> RunSummary | None:
-    """A RunSummary from the scoring service's means (None: the run has no stored row yet).
-
-    The service averages judged@k over every row; rows of queries the run did not rank hold 0, so the
-    mean over the ranked queries is that average times n / n_ranked."""
-    n, unranked = means.n_queries, means.n_missing
-    if n == 0:
-        return None
-    ranked = n - unranked
-    return RunSummary(
-        run_id=means.run_id,
-        n_queries=n,
-        n_unranked=unranked,
-        means={metric: means.means[metric] for metric in METRIC_FIELDS},
-        judged={metric: means.means[metric] * n / ranked if ranked else None for metric in JUDGED_FIELDS},
-    )
-
-
 def leaderboard(pool: Pool, flavour: str) -> list[LeaderboardRow]:
     """One row per configuration of the pool, best mean NDCG@10 first; unscored ones last, by name.
 
-    The means come from `services.configuration_means` (one SQL aggregate over the stored rows of each
-    configuration's two newest runs); configurations without a run are listed too.
+    Three queries whatever the size of the pool: the configurations, their two newest runs (a window
+    function), one aggregate over those runs' stored rows in the flavour. Configurations without a run
+    are listed too.
     """
     flavour = check_flavour(flavour)
     rows = {c.pk: LeaderboardRow(c) for c in pool.configurations.select_related("team").order_by("name")}
-    means = services.configuration_means(pool, flavour)
-    created = dict(
-        Run.objects.filter(pk__in=[m.current.run_id for m in means])
-        .values_list("pk", "created_at")
-        .order_by()
+    newest = list(
+        Run.objects.filter(configuration__pool=pool)
+        .annotate(age=Window(RowNumber(), partition_by=[F("configuration_id")], order_by=F("id").desc()))
+        .filter(age__lte=2)
+        .values_list("id", "configuration_id", "created_at", "age")
     )
-    for entry in means:
-        row = rows[entry.configuration.pk]
-        row.run_id, row.run_created_at = entry.current.run_id, created[entry.current.run_id]
-        row.current = _summary(entry.current)
-        if entry.previous is not None:
-            row.previous_run_id, row.previous = entry.previous.run_id, _summary(entry.previous)
+    summaries = run_summaries([run_id for run_id, *_ in newest], flavour, LEADERBOARD_METRICS)
+    for run_id, configuration_id, created_at, age in newest:
+        row = rows[configuration_id]
+        if age == 1:
+            row.run_id, row.run_created_at, row.current = run_id, created_at, summaries.get(run_id)
+        else:
+            row.previous_run_id, row.previous = run_id, summaries.get(run_id)
 
     def order(row: LeaderboardRow):
         score = row.mean(HEADLINE_METRIC)
@@ -225,14 +230,15 @@ class RunScores:
 
 
 def run_scores(run_ids, flavour: str, metrics=tuple(SCORE_FIELDS)) -> dict[int, RunScores]:
-    """{run id: RunScores} for the given runs: one query, read straight into numpy."""
+    """{run id: RunScores} of `metrics` for the given runs: one query, read straight into numpy."""
     ids = [int(i) for i in run_ids]
     metrics = tuple(metrics)
     columns = ", ".join(SCORE_FIELDS[m] for m in metrics)
     table = QueryScore._meta.db_table
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        _plan_for_memory(cursor)
         cursor.execute(
-            f"SELECT run_id, query_id, has_ranking::int, {columns} FROM {table}"  # noqa: S608 (column names are constants)
+            f"SELECT run_id, query_id, has_ranking::int, {columns} FROM {table}"
             " WHERE flavor = %s AND run_id = ANY(%s) ORDER BY run_id, query_id",
             [flavour, ids],
         )
@@ -256,142 +262,6 @@ def run_scores(run_ids, flavour: str, metrics=tuple(SCORE_FIELDS)) -> dict[int, 
 def align(a: RunScores, b: RunScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query keys with a row for both, their index in a, their index in b)."""
     return np.intersect1d(a.query_ids, b.query_ids, assume_unique=True, return_indices=True)
-
-
-# --- Statistics for several metrics at once -----------------------------------------------------
-
-# _BYTE_SIGNS[v, k] = +1 if bit k of byte v is set else -1: the sign pattern of 8 queries coded as one byte.
-_BYTE_SIGNS = (
-    np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float64) * 2.0
-    - 1.0
-)
-_TIE_RTOL = 1e-9  # as scoring.stats: resampled sums within this of the observed one count as ties
-_BLOCK_CELLS = 1 << 21  # (resamples x queries) cells per vectorised bootstrap block: a few MB
-_RANDOM_BYTES = 1 << 23  # random bytes (query groups x resamples) per block of the randomization test
-
-
-def randomization_pvalues(
-    d: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int | None = SEED
-) -> np.ndarray:
-    """Two-sided paired sign-flip test of the mean of every column of d (n queries x m), at once.
-
-    The same test as `stats.paired_randomization_test` (p = (count(|sum*| >= |sum|) + 1) / (R + 1)),
-    with the sign flips shared by the columns, so the random numbers are drawn once. A column padded
-    with zeros for queries it lacks gives exactly its own test: a zero difference adds nothing to any
-    resampled sum.
-    """
-    d = np.asarray(d, dtype=np.float64)
-    if d.ndim == 1:
-        d = d[:, None]
-    n, m = d.shape
-    if n == 0:
-        return np.full(m, math.nan)
-    observed = np.abs(d.sum(axis=0))
-    threshold = observed - _TIE_RTOL * np.abs(d).sum(axis=0)
-    n_groups = (n + 7) // 8
-    padded = np.zeros((n_groups * 8, m))
-    padded[:n] = d
-    groups = padded.reshape(n_groups, 8, m)
-    # table[j, c, v]: signed sum of the 8 differences of group j in column c under sign pattern v.
-    table = np.ascontiguousarray(np.einsum("vk,gkc->gcv", _BYTE_SIGNS, groups))
-    rng = np.random.default_rng(seed)
-    # Random bytes drawn as stats.paired_randomization_test draws them, so a single column gets its p.
-    block = max(1, min(n_resamples, _RANDOM_BYTES // n_groups))
-    counts = np.zeros(m, dtype=np.int64)
-    done = 0
-    while done < n_resamples:
-        size = min(block, n_resamples - done)
-        n_bytes = n_groups * size
-        raw = rng.bit_generator.random_raw((n_bytes + 7) // 8).astype("<u8", copy=False)
-        codes = raw.view(np.uint8)[:n_bytes].reshape(n_groups, size)
-        sums = np.zeros((m, size))
-        for j in range(n_groups):
-            sums += table[j].take(codes[j], axis=1)
-        counts += np.count_nonzero(np.abs(sums) >= threshold[:, None], axis=1)
-        done += size
-    return (counts + 1) / (n_resamples + 1)
-
-
-def bootstrap_means(x: np.ndarray, *, n_resamples: int, seed: int | None = SEED) -> np.ndarray:
-    """(n_resamples, m) bootstrap means of every column of x (n queries x m), all resampled alike.
-
-    Each resample is a vector of counts (how often each query was drawn), so one matrix product
-    gives the means of every column."""
-    x = np.asarray(x, dtype=np.float64)
-    n, m = x.shape
-    out = np.empty((n_resamples, m))
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // max(n, 1))
-    done = 0
-    while done < n_resamples:
-        size = min(block, n_resamples - done)
-        draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
-        out[done : done + size] = counts @ x
-        done += size
-    return out / n
-
-
-def compare_many(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    n_resamples: int = N_RESAMPLES,
-    n_bootstrap: int | None = None,
-    seed: int | None = SEED,
-) -> list[stats.Comparison]:
-    """`stats.compare` for every column of two (n queries x m metrics) arrays, B against A.
-
-    Same definitions as `stats.compare` (percentile bootstrap with one query resample for mean A, mean B
-    and their difference; sign-flip p-value; paired t-test; wins/ties/losses; n_bootstrap None picks
-    `stats.default_n_bootstrap`), with the resamples shared by the metrics, so a page comparing 5 metrics
-    on 5,000 queries draws its random numbers once. Each column gets exactly `stats.compare`'s figures.
-    """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 2:
-        raise ValueError(
-            f"a and b must be (queries x metrics) arrays of the same shape, got {a.shape} and {b.shape}"
-        )
-    n, m = a.shape
-    if n == 0:
-        return [stats.compare(np.zeros(0), np.zeros(0)) for _ in range(m)]
-    if n_bootstrap is None:
-        n_bootstrap = stats.default_n_bootstrap(n, n_resamples)
-    p_rand = randomization_pvalues(b - a, n_resamples=n_resamples, seed=seed)
-    boot = bootstrap_means(np.hstack([a, b]), n_resamples=n_bootstrap, seed=seed)
-    tail = (1.0 - CONFIDENCE) / 2.0
-    quantiles = np.quantile(np.hstack([boot, boot[:, m:] - boot[:, :m]]), [tail, 1.0 - tail], axis=0)
-    results = []
-    for c in range(m):
-        col_a, col_b = a[:, c], b[:, c]
-        const_a, const_b = bool(np.all(col_a == col_a[0])), bool(np.all(col_b == col_b[0]))
-        ci_a = (float(col_a[0]),) * 2 if const_a else (float(quantiles[0, c]), float(quantiles[1, c]))
-        ci_b = (float(col_b[0]),) * 2 if const_b else (float(quantiles[0, m + c]), float(quantiles[1, m + c]))
-        if const_a and const_b:
-            ci_diff = (float(col_b[0] - col_a[0]),) * 2
-        else:
-            ci_diff = (float(quantiles[0, 2 * m + c]), float(quantiles[1, 2 * m + c]))
-        _, p_t = stats.paired_t_test(col_a, col_b)
-        wins, ties, losses = stats.wins_ties_losses(col_a, col_b)
-        mean_a, mean_b = float(col_a.mean()), float(col_b.mean())
-        results.append(
-            stats.Comparison(
-                n=n,
-                mean_a=mean_a,
-                mean_b=mean_b,
-                ci_a=ci_a,
-                ci_b=ci_b,
-                diff=mean_b - mean_a,
-                ci_diff=ci_diff,
-                p_randomization=float(p_rand[c]),
-                p_t=p_t,
-                wins=wins,
-                ties=ties,
-                losses=losses,
-            )
-        )
-    return results
 
 
 # --- Comparing configurations ---------------------------------------------------------------------
@@ -422,13 +292,16 @@ class PairedScores:
     run_a: Run
     run_b: Run
     flavour: str
+    metrics: tuple[str, ...]  # the columns read
     query_ids: np.ndarray  # aligned query keys, ascending
-    values_a: np.ndarray  # (n, len(SCORE_FIELDS)) aligned rows of A, columns in SCORE_FIELDS order
+    values_a: np.ndarray  # (n, len(metrics)) aligned rows of A
     values_b: np.ndarray
     only_a: int  # queries with a row for A only
     only_b: int
     judged_a: float | None  # mean judged@10 over the queries each run ranked (all its rows)
     judged_b: float | None
+    means_a: dict[str, float]  # metric -> mean over all of A's rows (its leaderboard figure)
+    means_b: dict[str, float]
 
     @property
     def n(self) -> int:
@@ -436,7 +309,7 @@ class PairedScores:
 
     def column(self, metric: str, side: str) -> np.ndarray:
         values = self.values_a if side == "a" else self.values_b
-        return values[:, list(SCORE_FIELDS).index(metric)]
+        return values[:, self.metrics.index(metric)]
 
     def differences(self, metric: str) -> np.ndarray:
         """Per-query B - A of a metric, in query-key order."""
@@ -478,26 +351,33 @@ def _mean_judged(scores: RunScores) -> float | None:
     return float(scores.column(WARNING_JUDGED)[ranked].mean())
 
 
-def _scored_runs(configurations, flavour: str) -> tuple[dict[int, Run], dict[int, RunScores]]:
+def _scored_runs(configurations, flavour: str, metrics) -> tuple[dict[int, Run], dict[int, RunScores]]:
     runs = current_runs(configurations)
     missing = [c.name for c in configurations if c.pk not in runs]
     if missing:
         raise ComparisonError(f"No run yet for {', '.join(missing)}.")
-    scores = run_scores([runs[c.pk].pk for c in configurations], flavour)
+    scores = run_scores([runs[c.pk].pk for c in configurations], flavour, metrics)
     unscored = [c.name for c in configurations if len(scores[runs[c.pk].pk].query_ids) == 0]
     if unscored:
         raise ComparisonError(f"No stored {flavour} scores yet for the current run of {', '.join(unscored)}.")
     return runs, scores
 
 
-def paired_scores(a: SearchConfiguration, b: SearchConfiguration, flavour: str) -> PairedScores:
-    """The stored rows of both current runs, aligned by query (two queries, no statistics)."""
+def paired_scores(
+    a: SearchConfiguration, b: SearchConfiguration, flavour: str, metrics=LEADERBOARD_METRICS
+) -> PairedScores:
+    """The stored rows of both current runs, aligned by query: `metrics` and judged@10 (two queries,
+    no statistics)."""
     flavour = check_flavour(flavour)
     if a.pk == b.pk:
         raise ComparisonError("Pick two different configurations.")
     if a.pool_id != b.pool_id:
         raise ComparisonError("Configurations of different pools are not scored on the same judgments.")
-    runs, scores = _scored_runs([a, b], flavour)
+    metrics = tuple(dict.fromkeys([*metrics, WARNING_JUDGED]))
+    for name in metrics:
+        if name not in SCORE_FIELDS:
+            raise ComparisonError(f"Unknown metric {name!r}.")
+    runs, scores = _scored_runs([a, b], flavour, metrics)
     sa, sb = scores[runs[a.pk].pk], scores[runs[b.pk].pk]
     query_ids, ia, ib = align(sa, sb)
     return PairedScores(
@@ -506,6 +386,7 @@ def paired_scores(a: SearchConfiguration, b: SearchConfiguration, flavour: str) 
         run_a=runs[a.pk],
         run_b=runs[b.pk],
         flavour=flavour,
+        metrics=metrics,
         query_ids=query_ids,
         values_a=sa.values[ia],
         values_b=sb.values[ib],
@@ -513,6 +394,8 @@ def paired_scores(a: SearchConfiguration, b: SearchConfiguration, flavour: str) 
         only_b=len(sb.query_ids) - len(query_ids),
         judged_a=_mean_judged(sa),
         judged_b=_mean_judged(sb),
+        means_a=dict(zip(metrics, sa.values.mean(axis=0).tolist(), strict=True)),
+        means_b=dict(zip(metrics, sb.values.mean(axis=0).tolist(), strict=True)),
     )
 
 
@@ -532,10 +415,10 @@ def compare_pair(
     shown = list(dict.fromkeys([*metrics, metric]))
     for name in shown:
         check_metric(name)
-    paired = paired_scores(a, b, flavour)
+    paired = paired_scores(a, b, flavour, shown)
     if n_bootstrap is None:
         n_bootstrap = stats.default_n_bootstrap(paired.n, n_resamples)
-    columns = [list(SCORE_FIELDS).index(name) for name in shown]
+    columns = [paired.metrics.index(name) for name in shown]
     results = compare_many(
         paired.values_a[:, columns],
         paired.values_b[:, columns],
@@ -602,7 +485,7 @@ def pairwise_matrix(
     flavour, metric = check_flavour(flavour), check_metric(metric)
     if len({c.pk for c in configurations}) < 2:
         raise ComparisonError("Pick at least two configurations.")
-    runs, scores = _scored_runs(configurations, flavour)
+    runs, scores = _scored_runs(configurations, flavour, (metric, WARNING_JUDGED))
     per = {c.pk: scores[runs[c.pk].pk] for c in configurations}
     means = {pk: float(s.column(metric).mean()) for pk, s in per.items()}
     ordered = sorted(configurations, key=lambda c: (-means[c.pk], c.name))
@@ -642,7 +525,8 @@ def pairwise_matrix(
 def cutoff_means(configurations, flavour: str, family: str = "ndcg") -> dict[int, list[float | None]]:
     """{configuration pk: [mean of family@k for k in CUTOFFS]} of the current runs (one aggregate query)."""
     runs = current_runs(configurations)
-    summaries = run_summaries([r.pk for r in runs.values()], check_flavour(flavour))
+    metrics = [f"{family}@{k}" for k in CUTOFFS]
+    summaries = run_summaries([r.pk for r in runs.values()], check_flavour(flavour), metrics)
     result = {}
     for configuration in configurations:
         run = runs.get(configuration.pk)
