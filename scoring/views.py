@@ -13,7 +13,7 @@ import numpy as np
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
@@ -79,14 +79,6 @@ def _query_string(**params) -> str:
             if item not in (None, ""):
                 pairs.append((key, item))
     return "?" + urlencode(pairs)
-
-
-def _optional_url(name: str, *args) -> str | None:
-    """The URL of a page another part of the project provides, None while it does not exist."""
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return None
 
 
 def _flavour_links(request: HttpRequest, flavour: str) -> list[dict]:
@@ -173,7 +165,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
     found = _scored_pool(request, pool)
     flavour = _option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
-    recompute_url = _optional_url("scoring:recompute", found.name) if access.is_admin(request.user) else None
+    recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
     return render(
         request,
         "scoring/leaderboard.html",
