@@ -14,4 +14,5 @@ urlpatterns = [
     path("", include("judgments.rating_urls")),
     path("", include("scoring.urls")),
     path("api/", include("config.api_urls")),
+    path("", include("judgments.exchange_urls")),
 ]

@@ -13,7 +13,10 @@ A row outside the user's scope is a 404, never data. Bad input is a 400 with
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404, StreamingHttpResponse
@@ -29,6 +32,7 @@ from rest_framework.response import Response
 from . import access, exports, serializers, services
 from .formats import FormatError, Problem
 from .imports import import_qrels, import_queries, import_run
+from .imports.checks import dry_run
 from .imports.documents import import_documents
 from .imports.judgments import import_judgments
 from .models import Document, Judgment, Pool, Query, Ranking, Run
@@ -84,7 +88,7 @@ def too_large(upload) -> Response | None:
 
 
 def stream(chunks, filename: str, content_type: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(exports.started(chunks), content_type=content_type)
+    response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -185,49 +189,49 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         upload = form.validated_data["file"]
         if (refused := too_large(upload)) is not None:
             return refused
-        function, kwargs = import_call(pool, kind, upload, form.validated_data, request.user)
-        from .imports.checks import dry_run
-
+        call = import_call(pool, kind, upload, upload.name, form.validated_data, request.user)
         check_only = _truthy(_param(request, "dry_run"))
         try:
-            summary = dry_run(function, **kwargs) if check_only else function(**kwargs)
+            summary = dry_run(call) if check_only else call()
         except FormatError as exc:
             return format_error_response(exc)
         data = serializers.ImportSummarySerializer(summary).data
         return Response(data, status=status.HTTP_200_OK if check_only else status.HTTP_201_CREATED)
 
 
-def import_call(pool: Pool, kind: str, upload, options: dict, user) -> tuple:
-    """The import service and its arguments for an uploaded file of `kind` (web and API)."""
-    from django.contrib.auth import get_user_model
+def import_call(pool: Pool, kind: str, stream, name: str, options: dict, user) -> Callable[[], object]:
+    """The import of a file of `kind` as a call without arguments (web and API; a dry run wraps it,
+    so that a rater account named in `options` is created only by the real import)."""
 
-    name = upload.name
-    if kind == "queries":
-        return import_queries, {"pool": pool, "stream": upload, "name": name}
-    if kind == "documents":
-        return import_documents, {"pool": pool, "stream": upload, "name": name}
-    rater = None
-    if options.get("rater"):
-        User = get_user_model()
-        rater = User.objects.filter(username=options["rater"]).first()
-        if rater is None:
-            rater = User(username=options["rater"])
-            rater.set_unusable_password()
-            rater.save()
-    if kind == "qrels":
-        kwargs = {"pool": pool, "stream": upload, "name": name, "rater": rater, "actor": user}
-        if options.get("grade_map"):
-            kwargs["grade_map"] = options["grade_map"]
-        return import_qrels, kwargs
-    fmt = kind.removeprefix("judgments-")
-    return import_judgments, {
-        "pool": pool,
-        "stream": upload,
-        "format": fmt,
-        "name": name,
-        "rater": rater if fmt == "csv" else None,
-        "actor": user,
-    }
+    def call():
+        if kind == "queries":
+            return import_queries(pool, stream, name=name)
+        if kind == "documents":
+            return import_documents(pool, stream, name=name)
+        rater = _named_rater(options.get("rater") or "")
+        if kind == "qrels":
+            return import_qrels(
+                pool, stream, name=name, rater=rater, grade_map=options.get("grade_map") or None, actor=user
+            )
+        fmt = kind.removeprefix("judgments-")
+        return import_judgments(
+            pool, stream, format=fmt, name=name, rater=rater if fmt == "csv" else None, actor=user
+        )
+
+    return call
+
+
+def _named_rater(username: str):
+    """The account a file's grades go to, created without a usable password if missing (None: default)."""
+    if not username:
+        return None
+    User = get_user_model()
+    rater = User.objects.filter(username=username).first()
+    if rater is None:
+        rater = User(username=username)
+        rater.set_unusable_password()
+        rater.save()
+    return rater
 
 
 def _field_problems(errors) -> list[Problem]:

@@ -53,26 +53,25 @@ _AGGREGATES = {
 
 def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]:
     """SQL selecting (qid, docid, grade float, query_pk, query_text) for every pair of `pool` that has
-    a combined grade, ordered by query id then doc id unless `ordered` is False."""
+    a combined grade, ordered by query id then doc id unless `ordered` is False.
+
+    One GROUP BY over pairs and their judgments, every join on an index: the plan stays linear even
+    when the planner's statistics are stale or empty (a subquery per pair would not)."""
     aggregate = _AGGREGATES[CombineRule(pool.combine_rule)]
     order = "ORDER BY q.external_id, d.external_id" if ordered else ""
     sql = f"""
-        WITH g AS (
-            SELECT j.pair_id, {aggregate} AS grade
-            FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
-            WHERE p.pool_id = %s AND NOT j.cant_judge
-            GROUP BY j.pair_id
-        )
-        SELECT q.external_id AS qid, d.external_id AS docid, COALESCE(p.final_grade::float8, g.grade) AS grade,
-               q.id AS query_pk, q.text AS query_text
+        SELECT q.external_id AS qid, d.external_id AS docid,
+               COALESCE(p.final_grade::float8, {aggregate}) AS grade, q.id AS query_pk, q.text AS query_text
         FROM judgments_pair p
-        LEFT JOIN g ON g.pair_id = p.id
+        LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
         JOIN judgments_query q ON q.id = p.query_id
         JOIN judgments_document d ON d.id = p.document_id
-        WHERE p.pool_id = %s AND (p.final_grade IS NOT NULL OR g.grade IS NOT NULL)
+        WHERE p.pool_id = %s
+        GROUP BY p.id, q.id, d.id
+        HAVING p.final_grade IS NOT NULL OR count(j.grade) > 0
         {order}
     """
-    return sql, [pool.pk, pool.pk]
+    return sql, [pool.pk]
 
 
 def combined_grades(pool: Pool) -> dict[tuple[str, str], float]:
@@ -183,20 +182,24 @@ def ranklib_lines(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
     )
     numeric = all(q.isascii() and q.isdigit() for q in ids)
     numbers = {q: (int(q) if numeric else n) for n, q in enumerate(ids, start=1)}
-    yield f"# {combined_note(pool, rounding)}\n"
+    header = [f"# {combined_note(pool, rounding)}\n"]
     if numeric:
-        yield "# qid:N is the query id.\n"
+        header.append("# qid:N is the query id.\n")
     else:
-        yield "# qid:N numbers the queries in order of their ids:\n"
-        yield from _blocks(f"# qid:{n} = {q}\n" for q, n in numbers.items())
+        header.append("# qid:N numbers the queries in order of their ids:\n")
+    sql, params = combined_grades_sql(pool)
 
-    def rows() -> Iterator[tuple]:
-        sql, params = combined_grades_sql(pool)
-        for qid, docid, grade, _pk, text in _named_rows(sql, params):
-            value = int(grade + 0.5) if rounding == "round" else grade
-            yield value, numbers[qid], docid, text or qid
+    def lines() -> Iterator[str]:
+        yield "".join(header)
+        if not numeric:
+            yield from _blocks(f"# qid:{n} = {q}\n" for q, n in numbers.items())
+        rows = (
+            (int(grade + 0.5) if rounding == "round" else grade, numbers[qid], docid, text or qid)
+            for qid, docid, grade, _pk, text in _named_rows(sql, params)
+        )
+        yield from _blocks(formats.write_ranklib(rows))
 
-    yield from _blocks(formats.write_ranklib(rows()))
+    return lines()
 
 
 def _named_rows(sql: str, params: list, rows: int = CHUNK_ROWS) -> Iterator[tuple]:
@@ -470,22 +473,3 @@ def may_export(user, export: PoolExport) -> bool:
 def may_export_run(user, run: Run) -> bool:
     """Admins any run; engineers the runs of their own team's configurations."""
     return access.can_manage_configuration(user, run.configuration)
-
-
-def started(chunks: Iterable[str]) -> Iterator[str]:
-    """Produce the first chunk now, so that checks and the query run before a response starts (an
-    ExportError becomes a clean error, not a broken download); the rest streams lazily."""
-    iterator = iter(chunks)
-    first = next(iterator, None)
-
-    def rest() -> Iterator[str]:
-        try:
-            if first is not None:
-                yield first
-            yield from iterator
-        finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                close()
-
-    return rest()

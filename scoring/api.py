@@ -18,7 +18,6 @@ from rest_framework.request import Request
 
 from judgments import access
 from judgments.api import IsEngineer, problems_response
-from judgments.exports import started
 from judgments.formats import Problem
 
 from . import exports, metrics
@@ -165,6 +164,6 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 def _stream(chunks, filename: str, content_type: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(started(chunks), content_type=f"{content_type}; charset=utf-8")
+    response = StreamingHttpResponse(chunks, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
