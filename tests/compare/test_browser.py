@@ -216,3 +216,22 @@ def test_rater_cannot_open_leaderboard_or_comparison(ranked_pool, rater, browser
     page.goto(f"{live_server.url}/pools/{ranked_pool.name}/")
     assert page.locator("text=Leaderboard").count() == 0
     shot(page, "rater-pool")
+
+
+def test_admin_queues_the_unjudged_top_10_from_the_low_judged_warning(
+    ranked_pool, site_admin, browser_login, live_server
+):
+    page = browser_login(site_admin, viewport=(1400, 900))
+    page.goto(f"{live_server.url}/pools/{ranked_pool.name}/leaderboard/")
+    assert page.locator("button:text('Recompute')").count() == 1
+    page.goto(f"{live_server.url}/pools/{ranked_pool.name}/compare/?c=dense&c=hybrid")
+    warning = page.locator('.low-judged[data-configuration="hybrid"]')
+    assert "80%" in warning.inner_text()
+    shot(page, "low-judged-admin")
+    assert not Pair.objects.filter(pool=ranked_pool, queued_at__isnull=False).exists()
+    warning.locator("button").click()
+    page.wait_for_selector(".messages")
+    assert "60 pair(s) newly queued" in page.locator(".messages").inner_text()
+    assert page.url.endswith("/compare/?c=dense&c=hybrid")
+    queued = Pair.objects.filter(pool=ranked_pool, queued_at__isnull=False)
+    assert queued.count() == 60 and all(p.document.external_id.startswith("x") for p in queued)
