@@ -138,7 +138,8 @@ def _stream_sql(sql: str, params: list, *, rows: int = 200) -> Iterator[str]:
             batch = cursor.fetchmany(rows)
             if not batch:
                 return
-            yield "".join(block for (block,) in batch)
+            for (block,) in batch:
+                yield block
 
 
 def qrels_chunks(pool: Pool, *, rounding: str = "round") -> Iterator[str]:

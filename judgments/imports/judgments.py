@@ -36,7 +36,7 @@ from .checks import database_refused
 from .trec import ImportSummary
 
 FORMATS = ("csv", "rater-csv", "jsonl")
-CSV_RATER_PREFIX = "ratings:"
+CSV_RATER_PREFIX = "ratings-"
 USERNAME = re.compile(r"[\w.@+-]+\Z")  # Django's UnicodeUsernameValidator
 USERNAME_MAX = 150
 
@@ -80,7 +80,7 @@ def pool_grades(pool: Pool) -> set[int]:
 def csv_rater_username(name: str) -> str:
     """The non-login account a Quepid CSV's ratings go to when no rater is named."""
     base = os.path.basename(name.replace("\\", "/")) or "file"
-    return (CSV_RATER_PREFIX + "".join("_" if ch.isspace() else ch for ch in base))[:USERNAME_MAX]
+    return (CSV_RATER_PREFIX + re.sub(r"[^\w.@+-]", "_", base))[:USERNAME_MAX]
 
 
 def _normal_text(text: str) -> str:
