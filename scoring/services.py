@@ -267,14 +267,15 @@ def read_padded_rankings(cursor, sql: str, params: Sequence, width: int | None):
 
 
 @dataclass
-class _Cells:
-    """Scores of a set of (run, query) cells, every flavour."""
+class _Rows:
+    """Score rows: one per (run, query, flavour), values in SCORE_COLUMNS order."""
 
-    run: np.ndarray
-    query: np.ndarray
-    has_ranking: np.ndarray
-    has_relevant: np.ndarray
-    values: dict[str, dict[str, np.ndarray]]  # flavour -> metric name -> (n,) values
+    run: np.ndarray  # int64
+    query: np.ndarray  # int64
+    flavour: np.ndarray  # int16: index in FLAVOUR_NAMES
+    has_ranking: np.ndarray  # bool
+    has_relevant: np.ndarray  # bool
+    values: np.ndarray  # (n, len(SCORE_COLUMNS)) float64
 
     def __len__(self) -> int:
         return len(self.run)
@@ -288,12 +289,15 @@ def _score_cells(
     rank_run,
     rank_query,
     docs,
-) -> _Cells:
+) -> _Rows:
     """Score the rankings of graded queries, and add a zero row for every (run, graded query) that
     has no ranking. Rankings of queries without grades are left out."""
-    if len(graded) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return _Cells(empty, empty, np.zeros(0, bool), np.zeros(0, bool), {})
+    runs = np.asarray(sorted(run_ids), dtype=np.int64)
+    if len(graded) == 0 or len(runs) == 0:
+        return _Rows(
+            *(np.zeros(0, dtype) for dtype in (np.int64, np.int64, np.int16, bool, bool)),
+            np.zeros((0, len(SCORE_COLUMNS))),
+        )
     position = np.minimum(np.searchsorted(graded, rank_query), len(graded) - 1)
     keep = graded[position] == rank_query
     rank_run, rank_query, docs, position = rank_run[keep], rank_query[keep], docs[keep], position[keep]
@@ -302,70 +306,171 @@ def _score_cells(
     )
 
     # Every (run, graded query) cell of the batch; those without a ranking score 0.
-    runs = np.asarray(sorted(run_ids), dtype=np.int64)
-    run_position = np.searchsorted(runs, rank_run)
     present = np.zeros(len(runs) * len(graded), dtype=bool)
-    present[run_position * len(graded) + position] = True
+    present[np.searchsorted(runs, rank_run) * len(graded) + position] = True
     missing = np.flatnonzero(~present)
-    n_missing = len(missing)
-
     run = np.concatenate([rank_run, runs[missing // len(graded)]])
     query = np.concatenate([rank_query, graded[missing % len(graded)]])
-    has_ranking = np.concatenate([np.ones(len(rank_run), bool), np.zeros(n_missing, bool)])
-    has_relevant = np.isin(query, relevant, assume_unique=False)
-    zeros = np.zeros(n_missing)
-    values = {
-        flavour: {name: np.concatenate([column, zeros]) for name, column in table.items()}
-        for flavour, table in scored.items()
-    }
-    return _Cells(run, query, has_ranking, has_relevant, values)
+    has_ranking = np.arange(len(run)) < len(rank_run)
+    has_relevant = np.isin(query, relevant)
+
+    n, flavours = len(run), len(FLAVOUR_NAMES)
+    values = np.zeros((n * flavours, len(SCORE_COLUMNS)))
+    for f, name in enumerate(FLAVOUR_NAMES):
+        table = scored[name]
+        for j, metric in enumerate(SCORE_COLUMNS):
+            values[f * n : f * n + len(rank_run), j] = table[metric]
+    return _Rows(
+        np.tile(run, flavours),
+        np.tile(query, flavours),
+        np.repeat(np.arange(flavours, dtype=np.int16), n),
+        np.tile(has_ranking, flavours),
+        np.tile(has_relevant, flavours),
+        values,
+    )
 
 
 # --- Writing -------------------------------------------------------------------------------------------
 
+_VALUE_COLUMNS = ("has_ranking", "has_relevant", *SCORE_COLUMNS.values())
 
-def _score_rows(cells: _Cells, flavour: str, timestamp: int) -> bytes:
-    """The binary COPY rows of one flavour (header and trailer not included)."""
-    label = flavour.encode()
-    columns = [
-        ("run", ">i8"),
-        ("query", ">i8"),
-        ("flavor", f"S{len(label)}"),
-        ("has_ranking", "u1"),
-        ("has_relevant", "u1"),
-        *((column, ">f8") for column in SCORE_COLUMNS.values()),
-        ("updated_at", ">i8"),
-    ]
-    dtype = _fields(*columns)
-    rows = np.empty(len(cells), dtype=dtype)
-    rows["nfields"] = len(columns)
+
+def _now() -> int:
+    """Now as a PostgreSQL binary timestamp (microseconds since 2000-01-01 UTC)."""
+    return int((time.time() - _PG_EPOCH) * 1_000_000)
+
+
+def _value_fields() -> list[tuple[str, str]]:
+    return [("has_ranking", "u1"), ("has_relevant", "u1"), *((c, ">f8") for c in SCORE_COLUMNS.values())]
+
+
+def _fill(table: np.ndarray, rows: _Rows, selection: np.ndarray, columns: list[tuple[str, str]]) -> None:
+    table["nfields"] = len(columns)
     for name, kind in columns:
-        rows[f"len_{name}"] = np.dtype(kind).itemsize
-    rows["run"] = cells.run
-    rows["query"] = cells.query
-    rows["flavor"] = label
-    rows["has_ranking"] = cells.has_ranking
-    rows["has_relevant"] = cells.has_relevant
-    table = cells.values[flavour]
-    for metric, column in SCORE_COLUMNS.items():
-        rows[column] = table[metric]
-    rows["updated_at"] = timestamp
-    return rows.tobytes()
+        table[f"len_{name}"] = np.dtype(kind).itemsize
+    table["has_ranking"] = rows.has_ranking[selection]
+    table["has_relevant"] = rows.has_relevant[selection]
+    values = rows.values[selection]
+    for j, column in enumerate(SCORE_COLUMNS.values()):
+        table[column] = values[:, j]
 
 
-def _write_cells(cursor, cells: _Cells) -> int:
-    if not len(cells):
+def _insert_rows(cursor, rows: _Rows, selection: np.ndarray) -> int:
+    """Insert the selected rows with one binary COPY (one block per flavour: the label's length varies)."""
+    if not len(selection):
         return 0
-    timestamp = int((time.time() - _PG_EPOCH) * 1_000_000)
-    columns = ", ".join(
-        ["run_id", "query_id", "flavor", "has_ranking", "has_relevant", *SCORE_COLUMNS.values(), "updated_at"]
-    )
-    with cursor.copy(f"COPY {QueryScore._meta.db_table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+    timestamp = _now()
+    names = ["run_id", "query_id", "flavor", *_VALUE_COLUMNS, "updated_at"]
+    with cursor.copy(
+        f"COPY {QueryScore._meta.db_table} ({', '.join(names)}) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
         copy.write(_COPY_HEADER)
-        for flavour in cells.values:
-            copy.write(_score_rows(cells, flavour, timestamp))
+        for f, name in enumerate(FLAVOUR_NAMES):
+            chosen = selection[rows.flavour[selection] == f]
+            label = name.encode()
+            columns = [
+                ("run", ">i8"),
+                ("query", ">i8"),
+                ("flavor", f"S{len(label)}"),
+                *_value_fields(),
+                ("updated_at", ">i8"),
+            ]
+            table = np.empty(len(chosen), dtype=_fields(*columns))
+            _fill(table, rows, chosen, columns)
+            table["run"] = rows.run[chosen]
+            table["query"] = rows.query[chosen]
+            table["flavor"] = label
+            table["updated_at"] = timestamp
+            copy.write(table.tobytes())
         copy.write(_COPY_TRAILER)
-    return len(cells) * len(cells.values)
+    return len(selection)
+
+
+def _update_rows(cursor, ids: np.ndarray, rows: _Rows, selection: np.ndarray) -> int:
+    """Overwrite the values of stored rows `ids` with the selected rows (same order): a binary COPY into
+    a temporary table, then one UPDATE. Keys do not change, so no foreign key is checked again."""
+    if not len(selection):
+        return 0
+    columns = [("id", ">i8"), *_value_fields(), ("updated_at", ">i8")]
+    definitions = ", ".join(
+        ["id bigint", "has_ranking boolean", "has_relevant boolean"]
+        + [f"{c} double precision" for c in SCORE_COLUMNS.values()]
+        + ["updated_at timestamptz"]
+    )
+    cursor.execute(f"CREATE TEMP TABLE IF NOT EXISTS jl_score_updates ({definitions}) ON COMMIT DELETE ROWS")
+    cursor.execute("TRUNCATE jl_score_updates")
+    table = np.empty(len(selection), dtype=_fields(*columns))
+    _fill(table, rows, selection, columns)
+    table["id"] = ids
+    table["updated_at"] = _now()
+    with cursor.copy("COPY jl_score_updates FROM STDIN (FORMAT BINARY)") as copy:
+        copy.write(_COPY_HEADER + table.tobytes() + _COPY_TRAILER)
+    assignments = ", ".join(f"{c} = u.{c}" for c in (*_VALUE_COLUMNS, "updated_at"))
+    cursor.execute(
+        f"UPDATE {QueryScore._meta.db_table} s SET {assignments} FROM jl_score_updates u WHERE s.id = u.id"
+    )
+    return len(selection)
+
+
+def _read_stored(cursor, run_ids: Sequence[int], query_ids: Sequence[int] | None) -> np.ndarray:
+    """The stored rows of these runs (and queries): id, run, query, flavour index (-1: unknown), values."""
+    flavour = " ".join(f"WHEN '{name}' THEN {f}" for f, name in enumerate(FLAVOUR_NAMES))
+    where, params = _ranking_filter(run_ids, query_ids)
+    sql = (
+        f"SELECT id, run_id, query_id, (CASE flavor {flavour} ELSE -1 END)::int2, {', '.join(_VALUE_COLUMNS)}"
+        f" FROM {QueryScore._meta.db_table} WHERE {where}"
+    )
+    columns = [("id", ">i8"), ("run", ">i8"), ("query", ">i8"), ("flavour", ">i2"), *_value_fields()]
+    stored = _copy_out(cursor, sql, params, _fields(*columns))
+    _check_lengths(stored, **{name: np.dtype(kind).itemsize for name, kind in columns})
+    return stored
+
+
+def _sync_rows(
+    cursor, rows: _Rows, run_ids: Sequence[int], query_ids: Sequence[int] | None
+) -> dict[str, int]:
+    """Make the stored rows of these runs (and queries) equal `rows`, writing only the differences:
+    new cells are inserted, changed ones updated in place, cells that are no longer scored deleted."""
+    stored = _read_stored(cursor, run_ids, query_ids)
+    runs = np.asarray(sorted(run_ids), dtype=np.int64)
+    queries = np.union1d(rows.query, stored["query"].astype(np.int64))
+    flavours = len(FLAVOUR_NAMES)
+
+    def keys(run, query, flavour):
+        return (
+            np.searchsorted(runs, run) * len(queries) + np.searchsorted(queries, query)
+        ) * flavours + flavour
+
+    new_keys = keys(rows.run, rows.query, rows.flavour.astype(np.int64))
+    stored_keys = keys(
+        stored["run"].astype(np.int64), stored["query"].astype(np.int64), stored["flavour"].astype(np.int64)
+    )
+    stored_keys[stored["flavour"] < 0] = -1  # a flavour no longer computed: deleted below
+    order = np.argsort(stored_keys)
+    sorted_keys = stored_keys[order]
+    at = np.minimum(np.searchsorted(sorted_keys, new_keys), max(len(sorted_keys) - 1, 0))
+    found = (sorted_keys[at] == new_keys) if len(sorted_keys) else np.zeros(len(new_keys), dtype=bool)
+    match = order[at[found]]  # stored row of each found new row
+
+    before = np.column_stack([stored[c].astype(np.float64) for c in _VALUE_COLUMNS])[match]
+    after = np.column_stack([rows.has_ranking, rows.has_relevant, rows.values])[found]
+    differs = (before != after).any(axis=1)
+    kept = np.zeros(len(stored), dtype=bool)
+    kept[match] = True
+
+    stale = stored["id"][~kept].astype(np.int64)
+    if len(stale):
+        cursor.execute(f"DELETE FROM {QueryScore._meta.db_table} WHERE id = ANY(%s)", [stale.tolist()])
+    updated = _update_rows(
+        cursor, stored["id"][match[differs]].astype(np.int64), rows, np.flatnonzero(found)[differs]
+    )
+    inserted = _insert_rows(cursor, rows, np.flatnonzero(~found))
+    return {
+        "inserted": inserted,
+        "updated": updated,
+        "deleted": len(stale),
+        "unchanged": int((~differs).sum()),
+    }
 
 
 # --- Recomputing ---------------------------------------------------------------------------------------
@@ -375,14 +480,18 @@ def _write_cells(cursor, cells: _Cells) -> int:
 class RescoreSummary:
     runs: int = 0
     queries: int = 0  # graded queries in scope
-    rows: int = 0  # score rows written (cells x flavours)
+    rows: int = 0  # score rows now stored for the scope (cells x flavours)
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return (
-            f"{self.rows} scores written for {self.runs} runs x {self.queries} graded queries "
-            f"x {len(FLAVOUR_NAMES)} flavours in {self.seconds:.2f} s"
+            f"{self.rows} scores for {self.runs} runs x {self.queries} graded queries x {len(FLAVOUR_NAMES)} "
+            f"flavours ({self.inserted} inserted, {self.updated} updated, {self.deleted} deleted) "
+            f"in {self.seconds:.2f} s"
         )
 
 
@@ -409,10 +518,16 @@ def _begin(cursor, pool: Pool) -> tuple[str, list[int]]:
 
 def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int] | None) -> RescoreSummary:
     """Recompute the cells run x query for run in run_ids (default every run of the pool) and query in
-    query_ids (default every query), replacing their stored rows, in one transaction."""
+    query_ids (default every query), so that the stored rows equal them, in one transaction.
+
+    A handful of queries (a grade changed): their rows are deleted and written again. Otherwise runs
+    are read in batches, and each batch's stored rows are compared with the new ones, so that only
+    what changed is written (a full recompute of an up-to-date pool writes nothing)."""
     started = time.perf_counter()
     summary = RescoreSummary()
     timings = summary.timings
+    for key in ("read grades", "read rankings", "score", "write"):
+        timings[key] = 0.0
     with transaction.atomic(), connection.cursor() as cursor:
         rule, pool_runs = _begin(cursor, pool)
         run_ids = sorted(pool_runs if run_ids is None else set(run_ids) & set(pool_runs))
@@ -423,50 +538,55 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         graded, relevant = grades.queries, grades.relevant_queries()
         timings["read grades"] = time.perf_counter() - tick
         summary.runs, summary.queries = len(run_ids), len(graded)
-
-        tick = time.perf_counter()
-        where, params = _ranking_filter(run_ids, query_ids)
-        cursor.execute(f"DELETE FROM {QueryScore._meta.db_table} WHERE {where}", params)
-        timings["delete"] = time.perf_counter() - tick
-        if not run_ids or not len(graded):
+        if not run_ids:
             summary.seconds = time.perf_counter() - started
             return summary
 
-        for key in ("read rankings", "score", "write"):
-            timings[key] = 0.0
-        tick = time.perf_counter()
-        if query_ids is not None and len(graded) <= FEW_QUERIES:
-            batches = [(_Batch(run_ids), _read_few_rankings(cursor, run_ids, graded.tolist()))]
+        if query_ids is not None and len(query_ids) <= FEW_QUERIES:
+            tick = time.perf_counter()
+            where, params = _ranking_filter(run_ids, query_ids)
+            cursor.execute(f"DELETE FROM {QueryScore._meta.db_table} WHERE {where}", params)
+            summary.deleted = cursor.rowcount
+            rankings = _read_few_rankings(cursor, run_ids, graded.tolist()) if len(graded) else None
+            timings["read rankings"] = time.perf_counter() - tick
+            if rankings is not None:
+                tick = time.perf_counter()
+                rows = _score_cells(grades, graded, relevant, run_ids, *rankings)
+                timings["score"] = time.perf_counter() - tick
+                tick = time.perf_counter()
+                summary.inserted = summary.rows = _insert_rows(cursor, rows, np.arange(len(rows)))
+                timings["write"] = time.perf_counter() - tick
         else:
             # Only graded queries' rankings matter; for a whole pool, filtering in numpy is cheaper.
-            ranking_queries = None if query_ids is None else graded.tolist()
-            found = _ranking_batches(cursor, run_ids, ranking_queries)
-            # Runs with no ranking of any graded query still get their zero rows.
-            batched = {run for batch in found for run in batch.run_ids}
+            ranking_queries = None if query_ids is None or not len(graded) else graded.tolist()
+            tick = time.perf_counter()
+            batches = _ranking_batches(cursor, run_ids, ranking_queries) if len(graded) else []
+            # Runs with no ranking of any graded query still get their zero rows (or lose old ones).
+            batched = {run for batch in batches for run in batch.run_ids}
             unranked = [run for run in run_ids if run not in batched]
             if unranked:
-                found.append(_Batch(unranked))
-            batches = ((batch, ranking_queries) for batch in found)
-        timings["read rankings"] += time.perf_counter() - tick
-        for batch, rankings in batches:
-            tick = time.perf_counter()
-            if isinstance(rankings, tuple):
-                rank_run, rank_query, docs = rankings
-            elif batch.rows:
-                rank_run, rank_query, docs = _read_rankings(cursor, batch, rankings)
-            else:
-                rank_run = rank_query = np.zeros(0, dtype=np.int64)
-                docs = np.zeros((0, 0), dtype=np.int64)
-            del rankings
+                batches.append(_Batch(unranked))
             timings["read rankings"] += time.perf_counter() - tick
-            tick = time.perf_counter()
-            cells = _score_cells(grades, graded, relevant, batch.run_ids, rank_run, rank_query, docs)
-            del rank_run, rank_query, docs
-            timings["score"] += time.perf_counter() - tick
-            tick = time.perf_counter()
-            summary.rows += _write_cells(cursor, cells)
-            timings["write"] += time.perf_counter() - tick
-            del cells
+            for batch in batches:
+                tick = time.perf_counter()
+                if batch.rows:
+                    rank_run, rank_query, docs = _read_rankings(cursor, batch, ranking_queries)
+                else:
+                    rank_run = rank_query = np.zeros(0, dtype=np.int64)
+                    docs = np.zeros((0, 0), dtype=np.int64)
+                timings["read rankings"] += time.perf_counter() - tick
+                tick = time.perf_counter()
+                rows = _score_cells(grades, graded, relevant, batch.run_ids, rank_run, rank_query, docs)
+                del rank_run, rank_query, docs
+                timings["score"] += time.perf_counter() - tick
+                tick = time.perf_counter()
+                counts = _sync_rows(cursor, rows, batch.run_ids, query_ids)
+                timings["write"] += time.perf_counter() - tick
+                summary.rows += len(rows)
+                summary.inserted += counts["inserted"]
+                summary.updated += counts["updated"]
+                summary.deleted += counts["deleted"]
+                del rows
     summary.seconds = time.perf_counter() - started
     return summary
 

@@ -281,3 +281,31 @@ def test_cant_judge_counts_as_no_grade(pool, raters, configuration):
     run = submit(configuration, {"q1": ["d2", "d1"]})
     rescore_pool(pool)
     assert scores(run, "exp", "q1")["judged@3"] == pytest.approx(1 / 2)  # d2 has no grade
+
+
+def test_a_full_recompute_writes_only_what_differs_and_removes_stray_rows(pool, rater, configuration):
+    from judgments.models import Judgment
+
+    judge(pool, rater, "q1", "d1", 2)
+    judge(pool, rater, "q2", "d2", 1)
+    run = submit(configuration, {"q1": ["d1"], "q2": ["d2"]})
+    first = rescore_pool(pool)
+    assert (first.rows, first.inserted, first.updated, first.deleted) == (8, 8, 0, 0)
+    again = rescore_pool(pool)
+    assert (again.rows, again.inserted, again.updated, again.deleted) == (8, 0, 0, 0)
+
+    spoiled = QueryScore.objects.get(run=run, query__external_id="q1", flavor="exp")
+    stray = QueryScore.objects.get(run=run, query__external_id="q1", flavor="trec")
+    stray.pk, stray.flavor = None, "retired"  # a flavour no longer computed
+    stray.save()
+    QueryScore.objects.filter(pk=spoiled.pk).update(mrr=0.5, has_relevant=False)
+    Judgment.objects.filter(pair__query__external_id="q2").delete()  # q2 has no grade any more
+    fixed = rescore_pool(pool)
+    assert (fixed.rows, fixed.inserted, fixed.updated, fixed.deleted) == (4, 0, 1, 5)
+    assert QueryScore.objects.get(pk=spoiled.pk).mrr == 1.0
+    assert set(QueryScore.objects.filter(run=run).values_list("query__external_id", "flavor")) == {
+        ("q1", "exp"),
+        ("q1", "trec"),
+        ("q1", "jk"),
+        ("q1", "judged"),
+    }
