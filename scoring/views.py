@@ -5,8 +5,6 @@ Every figure is read from stored scores (`scoring.comparison`); no page recomput
 
 from __future__ import annotations
 
-import csv
-import math
 from urllib.parse import urlencode
 
 import numpy as np
@@ -34,12 +32,12 @@ DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
 # --- Helpers ---------------------------------------------------------------------------------------
 
 
-def _scored_pool(request: HttpRequest, pool: str) -> Pool:
+def scored_pool_or_404(request: HttpRequest, pool: str) -> Pool:
     """The pool if the user may see its scores (engineers of the pool, admins), else 404."""
     return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
 
 
-def _configuration(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
+def configuration_or_404(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
     found = (
         access.configurations_for(request.user)
         .select_related("pool", "team")
@@ -51,7 +49,7 @@ def _configuration(request: HttpRequest, configuration_id: int) -> SearchConfigu
     return found
 
 
-def _selected(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
+def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
     """The configurations named by ?c=...&c=... in that order (duplicates dropped); 404 for an unknown name."""
     names = list(dict.fromkeys(name for name in request.GET.getlist("c") if name))
     found = {c.name: c for c in access.configurations_for(request.user).filter(pool=pool, name__in=names)}
@@ -61,7 +59,7 @@ def _selected(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
     return [found[name] for name in names]
 
 
-def _option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str:
+def get_option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str:
     """A validated GET option; an unknown value falls back to the default with a warning."""
     value = request.GET.get(name)
     try:
@@ -72,7 +70,7 @@ def _option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str
         return check(None)
 
 
-def _query_string(**params) -> str:
+def query_string(**params) -> str:
     pairs = []
     for key, value in params.items():
         for item in value if isinstance(value, (list, tuple)) else [value]:
@@ -95,22 +93,6 @@ def _flavour_links(request: HttpRequest, flavour: str) -> list[dict]:
             }
         )
     return links
-
-
-def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(rows)
-    return response
-
-
-def _number(value) -> str:
-    """CSV cells: full precision, empty for missing."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    return repr(float(value)) if isinstance(value, float | np.floating) else str(value)
 
 
 # --- Leaderboard -----------------------------------------------------------------------------------
@@ -162,8 +144,8 @@ def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
 
 
 def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _scored_pool(request, pool)
-    flavour = _option(request, "flavour", comparison.check_flavour)
+    found = scored_pool_or_404(request, pool)
+    flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
     return render(
@@ -177,42 +159,9 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
             "rows": _leaderboard_display(rows),
             "n_scored": sum(1 for row in rows if row.current),
             "recompute_url": recompute_url,
-            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + _query_string(flavour=flavour),
+            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
         },
     )
-
-
-def leaderboard_csv(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _scored_pool(request, pool)
-    flavour = _option(request, "flavour", comparison.check_flavour, warn=False)
-    metrics = comparison.LEADERBOARD_METRICS
-    header = ["configuration", "team", "flavour", "run_id", "run_created_at"]
-    header += [
-        *metrics,
-        *(f"judged@{k}" for k in CUTOFFS),
-        "queries",
-        "queries_without_ranking",
-        "previous_run_id",
-    ]
-    header += [f"change_{m}" for m in metrics]
-    rows = []
-    for row in comparison.leaderboard(found, flavour):
-        rows.append(
-            [
-                row.configuration.name,
-                row.configuration.team.name,
-                flavour,
-                row.run_id or "",
-                row.run_created_at.isoformat() if row.run_created_at else "",
-                *(_number(row.mean(m)) for m in metrics),
-                *(_number(row.judged(f"judged@{k}")) for k in CUTOFFS),
-                row.current.n_queries if row.current else "",
-                row.current.n_unranked if row.current else "",
-                row.previous_run_id or "",
-                *(_number(row.change(m)) for m in metrics),
-            ]
-        )
-    return _csv_response(f"leaderboard-{found.name}-{flavour}.csv", header, rows)
 
 
 # --- Comparison ----------------------------------------------------------------------------------
@@ -223,12 +172,12 @@ def _compare_urls(pool: Pool, configurations, flavour: str, metric: str) -> dict
     base = reverse("scoring:compare", args=[pool.name])
     csv_base = reverse("scoring:compare-csv", args=[pool.name])
     return {
-        "page": base + _query_string(c=names, flavour=flavour, metric=metric),
+        "page": base + query_string(c=names, flavour=flavour, metric=metric),
         "csv": {
-            table: csv_base + _query_string(c=names, flavour=flavour, metric=metric, table=table)
+            table: csv_base + query_string(c=names, flavour=flavour, metric=metric, table=table)
             for table in ("metrics", "queries", "cutoffs", "matrix")
         },
-        "query": reverse("scoring:compare-query", args=[pool.name]) + _query_string(c=names, flavour=flavour),
+        "query": reverse("scoring:compare-query", args=[pool.name]) + query_string(c=names, flavour=flavour),
     }
 
 
@@ -246,10 +195,10 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
 
 
 def compare(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _scored_pool(request, pool)
-    selected = _selected(request, found)
-    flavour = _option(request, "flavour", comparison.check_flavour)
-    metric = _option(request, "metric", comparison.check_metric)
+    found = scored_pool_or_404(request, pool)
+    selected = selected_configurations(request, found)
+    flavour = get_option(request, "flavour", comparison.check_flavour)
+    metric = get_option(request, "metric", comparison.check_metric)
     context = {
         "pool": found,
         "flavour": flavour,
@@ -258,7 +207,7 @@ def compare(request: HttpRequest, pool: str) -> HttpResponse:
         "metric_choices": [(m, metric_label(m)) for m in METRIC_FIELDS],
         "flavours": _flavour_links(request, flavour),
         "selected": selected,
-        "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + _query_string(flavour=flavour),
+        "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + query_string(flavour=flavour),
         "threshold": comparison.JUDGED_THRESHOLD,
     }
     if len(selected) < 2:
@@ -342,7 +291,7 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             "losses": _query_rows(result, losses, queries),
             "urls": urls,
             "swap_url": reverse("scoring:compare", args=[pool.name])
-            + _query_string(c=[b.name, a.name], flavour=flavour, metric=metric),
+            + query_string(c=[b.name, a.name], flavour=flavour, metric=metric),
             "low_judged": result.low_judged(),
             "can_queue": access.is_admin(request.user),
             "next_url": request.get_full_path(),
@@ -364,7 +313,7 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
                     (
                         cell,
                         base
-                        + _query_string(
+                        + query_string(
                             c=[cell.column.name, cell.row.name], flavour=matrix.flavour, metric=matrix.metric
                         ),
                     )
@@ -397,89 +346,16 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
     return render(request, "scoring/compare_matrix.html", context)
 
 
-def compare_csv(request: HttpRequest, pool: str) -> HttpResponse:
-    """The numbers behind the comparison page's tables and charts (?table=metrics|queries|cutoffs|matrix)."""
-    found = _scored_pool(request, pool)
-    selected = _selected(request, found)
-    flavour = _option(request, "flavour", comparison.check_flavour, warn=False)
-    metric = _option(request, "metric", comparison.check_metric, warn=False)
-    table = request.GET.get("table", "metrics")
-    if len(selected) < 2:
-        raise Http404("Pick at least two configurations (?c=...&c=...).")
-    names = "-vs-".join(c.name for c in selected)
-    try:
-        if table == "cutoffs":
-            means = comparison.cutoff_means(selected, flavour)
-            rows = [
-                [c.name, flavour, f"ndcg@{k}", _number(v)]
-                for c in selected
-                for k, v in zip(CUTOFFS, means[c.pk], strict=True)
-            ]
-            return _csv_response(
-                f"cutoffs-{names}-{flavour}.csv", ["configuration", "flavour", "metric", "mean"], rows
-            )
-        if table == "matrix":
-            matrix = comparison.pairwise_matrix(selected, flavour, metric=metric)
-            rows = [
-                [cell.row.name, cell.column.name, flavour, metric, cell.n, _number(cell.diff), _number(cell.p_randomization),
-                 _number(cell.p_holm), _number(cell.p_t), _number(cell.p_t_holm)]
-                for _, cells in matrix.grid() for cell in cells if cell
-            ]  # fmt: skip
-            header = ["row", "column", "flavour", "metric", "queries", "difference_row_minus_column",
-                      "p_randomization", "p_randomization_holm", "p_t", "p_t_holm"]  # fmt: skip
-            return _csv_response(f"matrix-{found.name}-{flavour}-{metric}.csv", header, rows)
-        if len(selected) != 2 or table not in ("metrics", "queries"):
-            raise Http404("Unknown table, or it needs exactly two configurations.")
-        a, b = selected
-        if table == "metrics":
-            result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=list(METRIC_FIELDS))
-        else:
-            paired = comparison.paired_scores(a, b, flavour, (metric,))
-    except ComparisonError as error:
-        return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
-    if table == "metrics":
-        header = ["metric", "flavour", "queries", "mean_a", "ci_a_low", "ci_a_high", "mean_b", "ci_b_low", "ci_b_high",
-                  "difference_b_minus_a", "ci_difference_low", "ci_difference_high", "p_randomization", "p_t",
-                  "wins_b", "ties", "losses_b", "a", "b"]  # fmt: skip
-        rows = []
-        for row in result.rows:
-            r = row.result
-            rows.append([row.metric, flavour, r.n, *map(_number, (r.mean_a, *r.ci_a, r.mean_b, *r.ci_b, r.diff, *r.ci_diff,
-                         r.p_randomization, r.p_t)), r.wins, r.ties, r.losses, a.name, b.name])  # fmt: skip
-        return _csv_response(f"compare-{names}-{flavour}.csv", header, rows)
-    d = paired.differences(metric)
-    order = np.argsort(d, kind="stable")
-    external = dict(Query.objects.filter(pk__in=paired.query_ids.tolist()).values_list("pk", "external_id"))
-    header = [
-        "query",
-        "flavour",
-        "metric",
-        f"a:{a.name}",
-        f"b:{b.name}",
-        "difference_b_minus_a",
-        "judged@10_a",
-        "judged@10_b",
-    ]
-    ja, jb = paired.column("judged@10", "a"), paired.column("judged@10", "b")
-    va, vb = paired.column(metric, "a"), paired.column(metric, "b")
-    rows = [
-        [external[int(paired.query_ids[i])], flavour, metric, _number(float(va[i])), _number(float(vb[i])),
-         _number(float(d[i])), _number(float(ja[i])), _number(float(jb[i]))]
-        for i in order
-    ]  # fmt: skip
-    return _csv_response(f"queries-{names}-{flavour}-{metric}.csv", header, rows)
-
-
 def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
     """One query: the two configurations' rankings side by side, with grades and stored scores."""
-    found = _scored_pool(request, pool)
-    selected = _selected(request, found)
+    found = scored_pool_or_404(request, pool)
+    selected = selected_configurations(request, found)
     if len(selected) != 2:
         raise Http404("Pick two configurations (?c=A&c=B).")
     query = Query.objects.filter(pool=found, external_id=request.GET.get("q", "")).first()
     if query is None:
         raise Http404("No such query in this pool")
-    flavour = _option(request, "flavour", comparison.check_flavour)
+    flavour = get_option(request, "flavour", comparison.check_flavour)
     try:
         depth = int(request.GET.get("k", 10))
     except ValueError:
@@ -491,7 +367,7 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
     except ComparisonError as error:
         messages.error(request, str(error))
         return redirect(
-            reverse("scoring:compare", args=[found.name]) + _query_string(c=[a.name, b.name], flavour=flavour)
+            reverse("scoring:compare", args=[found.name]) + query_string(c=[a.name, b.name], flavour=flavour)
         )
     base = reverse("scoring:compare-query", args=[found.name])
     score_rows = []
@@ -518,11 +394,11 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
             "flavours": _flavour_links(request, flavour),
             "score_rows": score_rows,
             "depths": [
-                (k, base + _query_string(c=[a.name, b.name], q=query.external_id, flavour=flavour, k=k))
+                (k, base + query_string(c=[a.name, b.name], q=query.external_id, flavour=flavour, k=k))
                 for k in DEPTHS
             ],
             "compare_url": reverse("scoring:compare", args=[found.name])
-            + _query_string(c=[a.name, b.name], flavour=flavour),
+            + query_string(c=[a.name, b.name], flavour=flavour),
             "grade_scale": found.grade_scale,
         },
     )
@@ -532,8 +408,8 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
 
 
 def configuration_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = _configuration(request, configuration_id)
-    flavour = _option(request, "flavour", comparison.check_flavour)
+    configuration = configuration_or_404(request, configuration_id)
+    flavour = get_option(request, "flavour", comparison.check_flavour)
     points = comparison.configuration_history(configuration, flavour)
     metrics = comparison.LEADERBOARD_METRICS
     svg = charts.line_chart(
@@ -557,38 +433,12 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
             "metrics": [(m, metric_label(m)) for m in metrics],
             "chart": mark_safe(svg),  # noqa: S308 (charts escape every text they draw)
             "csv_url": reverse("scoring:configuration-history-csv", args=[configuration.pk])
-            + _query_string(flavour=flavour),
+            + query_string(flavour=flavour),
             "leaderboard_url": reverse("scoring:leaderboard", args=[configuration.pool.name])
-            + _query_string(flavour=flavour),
+            + query_string(flavour=flavour),
             "threshold": comparison.JUDGED_THRESHOLD,
         },
     )
-
-
-def configuration_history_csv(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = _configuration(request, configuration_id)
-    flavour = _option(request, "flavour", comparison.check_flavour, warn=False)
-    metrics = list(METRIC_FIELDS)
-    header = [
-        "configuration",
-        "run_id",
-        "run_created_at",
-        "tag",
-        "flavour",
-        "queries",
-        "queries_without_ranking",
-    ]
-    header += metrics + [f"judged@{k}" for k in CUTOFFS]
-    rows = []
-    for p in comparison.configuration_history(configuration, flavour):
-        s = p.summary
-        rows.append(
-            [configuration.name, p.run.pk, p.run.created_at.isoformat(), p.run.tag, flavour,
-             s.n_queries if s else "", s.n_unranked if s else "",
-             *(_number(s.means[m]) if s else "" for m in metrics),
-             *(_number(s.judged[f"judged@{k}"]) if s else "" for k in CUTOFFS)]
-        )  # fmt: skip
-    return _csv_response(f"runs-{configuration.name}-{flavour}.csv", header, rows)
 
 
 # --- Sending a configuration's unjudged documents to the raters --------------------------------------
@@ -598,7 +448,7 @@ def configuration_history_csv(request: HttpRequest, configuration_id: int) -> Ht
 @access.require(access.is_admin)
 def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Queue the unjudged documents of the configuration's current top k for rating (admins)."""
-    configuration = _configuration(request, configuration_id)
+    configuration = configuration_or_404(request, configuration_id)
     try:
         k = int(request.POST.get("k", queue.DEFAULT_DEPTH))
     except ValueError:
