@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from judgments import access, queue
 from judgments.models import Pool, Query, SearchConfiguration
 
-from . import charts, comparison
+from . import charts, comparison, side_by_side
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS
 from .models import METRIC_FIELDS
@@ -363,7 +363,7 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
     depth = depth if depth in DEPTHS else 10
     a, b = selected
     try:
-        view = comparison.query_comparison(a, b, query, flavour, depth=depth)
+        view = side_by_side.query_comparison(a, b, query, flavour, depth=depth)
     except ComparisonError as error:
         messages.error(request, str(error))
         return redirect(

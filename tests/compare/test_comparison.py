@@ -11,7 +11,7 @@ import scipy.stats
 
 from judgments import services
 from judgments.models import Document, Pair
-from scoring import comparison, paired_stats
+from scoring import comparison, paired_stats, side_by_side
 
 from .conftest import db_mean, paired_arrays, rows_of
 
@@ -272,7 +272,7 @@ def test_query_comparison_shows_both_rankings_with_combined_grades(
     services.record_judgment(p1, other_rater, grade=2)  # mean 2.5
     services.record_judgment(p3, rater, grade=1)
     services.set_final_grade(p3, 4, site_admin)  # the admin's grade wins
-    view = comparison.query_comparison(configuration, other_configuration, query, "exp", depth=10)
+    view = side_by_side.query_comparison(configuration, other_configuration, query, "exp", depth=10)
     assert view.a.run == run_a and view.b.run == run_b
     assert [(d.document.external_id, d.grade, d.other_rank) for d in view.a.ranking] == [
         ("d1", 2.5, 2),
