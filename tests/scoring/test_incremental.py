@@ -203,3 +203,35 @@ def test_many_queries_at_once_take_the_batched_path(
     finally:
         scoring.services.FEW_QUERIES = original
     assert_incremental_equals_full(busy_pool, before, {"q1", "q3"})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, configuration, monkeypatch):
+    """Outside a transaction, a pool-wide recompute reads batches ahead on its own connection."""
+    from django.contrib.auth import get_user_model
+
+    import scoring.services
+
+    rater = get_user_model().objects.create_user(username="solo")
+    rng = random.Random(3)
+    for q in range(12):
+        for d in range(6):
+            judge(pool, rater, f"t{q}", f"d{d}", rng.randint(0, 4))
+    for name in ("a", "b"):
+        config = SearchConfiguration.objects.create(pool=pool, team=team, name=name)
+        rankings = {f"t{q}": rng.sample([f"d{d}" for d in range(8)], 5) for q in range(12) if q % 5}
+        judgment_services.record_run(config, rankings, source="api")  # scored at commit
+    expected = values(snapshot(pool))
+    QueryScore.objects.filter(run__configuration__pool=pool, flavor="jk").update(ndcg_5=-1)
+    QueryScore.objects.filter(run__configuration__pool=pool, query__external_id="t3").delete()
+
+    monkeypatch.setattr(scoring.services, "BATCH_ENTRIES", 12)  # a few queries per batch
+    batches = []
+    read_ahead = scoring.services._read_ahead
+    monkeypatch.setattr(
+        scoring.services, "_read_ahead", lambda load, b: batches.append(len(b)) or read_ahead(load, b)
+    )
+    summary = rescore_pool(pool)
+    assert batches and batches[0] > 3
+    assert (summary.inserted, summary.updated, summary.deleted) == (2 * 4, 2 * 11, 0)
+    assert values(snapshot(pool)) == expected

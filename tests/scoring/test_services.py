@@ -309,3 +309,45 @@ def test_a_full_recompute_writes_only_what_differs_and_removes_stray_rows(pool, 
         ("q1", "jk"),
         ("q1", "judged"),
     }
+
+
+@pytest.mark.parametrize("rule", ["mean", "median", "majority", "min", "max"])
+def test_combine_grades_matches_a_plain_python_reference(rule):
+    import random
+    import statistics
+
+    import numpy as np
+
+    from scoring.services import combine_grades
+
+    rng = random.Random(rule)
+    rows, expected = [], {}
+    for pair in range(400):
+        query, doc = rng.randint(1, 30), 1000 + pair
+        grades = [rng.randint(0, 4) for _ in range(rng.choice([0, 1, 1, 2, 3, 4, 5]))]
+        final = rng.choice([-1, -1, -1, rng.randint(0, 4)])
+        rows += [(pair, query, doc, final, g) for g in grades] or (
+            [(pair, query, doc, final, -1)] if final >= 0 else []
+        )
+        if final >= 0:
+            expected[query, doc] = float(final)
+        elif grades:
+            counts = {g: grades.count(g) for g in grades}
+            expected[query, doc] = float(
+                {
+                    "mean": statistics.fmean(grades),
+                    "median": statistics.median(grades),
+                    "majority": min(g for g in counts if counts[g] == max(counts.values())),
+                    "min": min(grades),
+                    "max": max(grades),
+                }[rule]
+            )
+    rng.shuffle(rows)
+    columns = [np.array(column, dtype=np.int64) for column in zip(*rows, strict=True)]
+    combined = combine_grades(*columns, rule=rule)
+    assert list(combined.query) == sorted(combined.query)
+    got = {
+        (int(q), int(d)): float(g)
+        for q, d, g in zip(combined.query, combined.doc, combined.grade, strict=True)
+    }
+    assert got == pytest.approx(expected, abs=1e-12)

@@ -6,6 +6,19 @@ import time
 PYTREC_MEASURES = {"ndcg_cut.3,5,10,100", "P.3,5,10,100", "recall.3,5,10,100", "recip_rank", "map"}
 
 
+def _peak_kib() -> int:
+    """This process's peak resident memory. VmHWM, not ru_maxrss, which Linux keeps across the exec
+    that started this child and so may report the parent's peak."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def parse_and_evaluate(qrels_path: str, run_paths: list[str], result) -> None:
     """Parse the qrels and each run file with pytrec_eval and evaluate it (one run at a time, as
     trec_eval would); put (seconds, evaluated (run, query) pairs, peak RSS KiB) on `result`."""
@@ -22,7 +35,7 @@ def parse_and_evaluate(qrels_path: str, run_paths: list[str], result) -> None:
                 run = pytrec_eval.parse_run(handle)
             evaluated += len(evaluator.evaluate(run))
         seconds = time.perf_counter() - started
-        result.put((seconds, evaluated, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+        result.put((seconds, evaluated, _peak_kib()))
     except BaseException as exc:  # the parent waits on the queue: always answer
         result.put(exc)
         raise
