@@ -79,9 +79,3 @@ def get_item(mapping, key):
         return mapping[key]
     except (KeyError, IndexError, TypeError):
         return None
-
-
-@register.filter
-def change(row, metric):
-    """A leaderboard row's change of `metric` since the previous run."""
-    return row.change(metric)
