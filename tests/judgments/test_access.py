@@ -88,3 +88,19 @@ def test_rater_home_shows_no_configuration_counts(client, rater, configuration):
     client.force_login(rater)
     content = client.get("/").content.decode()
     assert "Configurations" not in content
+
+
+def test_forbidden_and_missing_pages_use_the_site_layout(client, rater, pool, settings):
+    settings.DEBUG = False
+    client.force_login(rater)
+    response = client.get("/pools/no-such-pool/")
+    assert response.status_code == 404
+    assert b"Back to your pools" in response.content and b"no-such-pool" not in response.content
+
+
+def test_database_sessions_use_the_configured_random_page_cost(db):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW random_page_cost")
+        assert cursor.fetchone()[0] == "1.1"
