@@ -19,11 +19,13 @@ the last one sees every committed grade. The signal receivers at the bottom call
 
 Readers: `configuration_means(pool, flavour)` for leaderboards (SQL AVG over stored rows).
 
-Data moves in bulk, with no Python loop per row: every read is one row of arrays (`array_agg` per
-column, rankings padded with -1 to a common width on the server) sent by COPY ... TO STDOUT (FORMAT
-BINARY) and viewed by numpy; scores are written by COPY ... FROM STDIN (FORMAT BINARY) built by numpy.
-A pool-wide recompute goes through the queries in batches (bounded memory), compares each batch with
-the stored rows and writes only what differs, so recomputing an up-to-date pool writes nothing.
+Data moves in bulk, with no Python loop per row: reads are COPY ... TO STDOUT (FORMAT BINARY) viewed
+by numpy as fixed-size rows (rankings padded with -1 to a common width on the server), or, for the
+narrow grade rows, as one row of arrays (array_agg per column: half the cost for a million rows);
+scores are written by COPY ... FROM STDIN (FORMAT BINARY) built by numpy. A pool-wide recompute goes
+through the queries in batches (bounded memory), compares each batch with its stored rows and writes
+only what differs, so recomputing an up-to-date pool writes nothing; outside a transaction a second
+connection reads the next batch while the first scores and writes.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -322,14 +325,11 @@ def _read_rankings(cursor, run_ids: Sequence[int], batch: _Batch, query_ids: Seq
     found = {}
 
     def dtype(body) -> np.dtype:
-        # field count (2), run (4 + 8), query (4 + 8), array length (4), ndim, flags, type, then the size
-        found["width"] = (
-            batch.width
-            if batch.width is not None
-            else int.from_bytes(body[42:46], "big")
-            if len(body) >= 46
-            else 0
-        )
+        if batch.width is not None:
+            found["width"] = int(batch.width)
+        else:  # the first row's array size, after the field count (2), run (4 + 8), query (4 + 8),
+            # array length (4), number of dimensions, has-nulls flag and element type (4 each)
+            found["width"] = int.from_bytes(body[42:46], "big") if len(body) >= 46 else 0
         return _ranking_dtype(found["width"])
 
     rows = _copy_rows(
@@ -737,15 +737,32 @@ def rescore_run(run: Run) -> RescoreSummary:
 
 def on_grades_changed(sender, pool: Pool, pair_ids: Iterable[int], **kwargs) -> None:
     """judgments.signals.grades_changed: rescore every run on the queries of the changed pairs."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [list(pair_ids)])
-        query_ids = [row[0] for row in cursor.fetchall()]
-    rescore_queries(pool, query_ids)
+    with _or_recompute_later(pool.pk):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [list(pair_ids)]
+            )
+            query_ids = [row[0] for row in cursor.fetchall()]
+        rescore_queries(pool, query_ids)
 
 
 def on_run_submitted(sender, run: Run, **kwargs) -> None:
     """judgments.signals.run_submitted: score the new run on every graded query of its pool."""
-    rescore_run(run)
+    with _or_recompute_later(run.configuration.pool_id):
+        rescore_run(run)
+
+
+@contextmanager
+def _or_recompute_later(pool_id: int):
+    """The grade or run that triggered an update is already committed: if the update fails, log it and
+    queue a full recompute of the pool (tasks.recompute_pool) rather than fail the user's request."""
+    try:
+        yield
+    except Exception:
+        logger.exception("incremental scoring of pool %s failed; queueing a full recompute", pool_id)
+        from .tasks import recompute_pool
+
+        recompute_pool.enqueue(pool_id)
 
 
 def remember_combine_rule(sender, instance: Pool, update_fields=None, **kwargs) -> None:

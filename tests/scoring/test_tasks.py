@@ -97,3 +97,20 @@ def test_recompute_needs_post_and_an_existing_pool(client, site_admin, pool):
     assert client.get(f"/pools/{pool.name}/recompute/").status_code == 405
     assert client.post("/pools/no-such-pool/recompute/").status_code == 404
     assert not DBTaskResult.objects.exists()
+
+
+def test_a_failed_incremental_update_queues_a_full_recompute(
+    pool, rater, monkeypatch, django_capture_on_commit_callbacks, caplog
+):
+    import scoring.services
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(scoring.services, "rescore_queries", broken)
+    with django_capture_on_commit_callbacks(execute=True):
+        judge(pool, rater, "q1", "d1", 2)  # the grade is saved; the request does not fail
+    assert Pair.objects.get(query__external_id="q1", document__external_id="d1").judgments.get().grade == 2
+    (task,) = DBTaskResult.objects.all()
+    assert (task.task_path, task.args_kwargs["args"]) == ("scoring.tasks.recompute_pool", [pool.pk])
+    assert "incremental scoring of pool" in caplog.text
