@@ -1,0 +1,115 @@
+"""The fast path for common run files stores exactly what the general parser and record_run store,
+and steps aside (returns None) for anything else, leaving the line-numbered errors to the parser."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from judgments import services
+from judgments.formats import FormatError, parse_run
+from judgments.imports import import_run
+from judgments.imports.fastrun import _columns, import_run_fast
+from judgments.models import Run
+
+SCORES = ["1", "2", "2.0", "-0", "0.0", "+3", "1e2", "100", "0.5", ".5", "5.", "-1.5E-1", "007", "1e-320"]
+DOCS = ["d1", "d2", "d10", "D1", "doc#1", "a_b", "z", "d1.x", "Q0"]
+
+
+@st.composite
+def run_files(draw):
+    """Valid-looking run files in the common shape: ties, unsorted lines, interleaved queries, and
+    sometimes a doc twice in a query or a rank used twice."""
+    queries = draw(st.lists(st.sampled_from(["q1", "q2", "301", "Q-3"]), min_size=1, max_size=3, unique=True))
+    lines = []
+    for qid in queries:
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=6, unique=True))
+        if draw(st.integers(0, 9)) == 0:
+            docs.append(docs[0])  # a doc twice
+        for rank, doc in enumerate(docs, start=1):
+            score = draw(st.sampled_from(SCORES))
+            shown_rank = (
+                draw(st.sampled_from([str(rank), f"+{rank}", "1"]))
+                if draw(st.integers(0, 9)) == 0
+                else str(rank)
+            )
+            lines.append(f"{qid} Q0 {doc} {shown_rank} {score} tag{draw(st.integers(0, 1))}")
+    if draw(st.booleans()):
+        lines = draw(st.permutations(lines))
+    return ("\n".join(lines) + ("\n" if draw(st.booleans()) else "")).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=run_files(), order=st.sampled_from(["score", "rank"]))
+def test_fast_columns_agree_with_the_parser(data, order):
+    try:
+        expected = parse_run(data, "x", order=order)
+    except FormatError:
+        expected = None
+    columns = _columns(data, order)
+    if expected is None:
+        # The parser refuses the file: the fast path declines it too, or leaves the doc twice to the
+        # database constraint (which makes import_run_fast return None).
+        if columns is not None:
+            query_ids, doc_ids, q, rows, _tag = columns
+            pairs = {(query_ids[q[i]], doc_ids[i]) for i in range(len(doc_ids))}
+            assert len(pairs) < len(doc_ids)
+        return
+    if columns is None:
+        return  # declining is always allowed
+    query_ids, doc_ids, q, rows, tag = columns
+    got: dict[str, list[str]] = {}
+    for i in rows.tolist():
+        got.setdefault(query_ids[q[i]].decode(), []).append(doc_ids[i].decode())
+    assert got == expected.rankings
+    assert tag.decode() == expected.tag
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"q1 Q0 d1 1 2 t\n\nq1 Q0 d2 2 1 t\n",  # blank line
+        b"# comment\nq1 Q0 d1 1 2 t\n",  # comment
+        b"q1\tQ0\td1\t1\t2\tt\n",  # tabs
+        b"q1 Q0 d1 1 2 t \n",  # trailing space
+        b"q1 Q0 d1 1 2 t\r\n",  # CRLF
+        b"q1 Q0 d\xc3\xa9 1 2 t\n",  # non-ASCII
+        b"q1 Q0 d1 1 2 t x\nq1 Q0 d2 1 t\n",  # 7 and 5 fields
+        b"q1 Q0 d1 1 0x10 t\n",  # hex score
+        b"q1 Q0 d1 1_0 1 t\n",  # underscore rank
+        b"q1 Q0 d1 1 1e999 t\n",  # infinite score
+        b"q1 Q0 d\\1 1 1 t\n",  # backslash
+        b"",
+    ],
+)
+def test_unusual_files_are_left_to_the_general_parser(data):
+    assert _columns(data, "score") is None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=run_files(), order=st.sampled_from(["score", "rank"]))
+def test_fast_import_stores_what_record_run_stores(configuration, data, order):
+    try:
+        expected = parse_run(data, "x", order=order).rankings
+    except FormatError:
+        expected = None
+    before = Run.objects.count()
+    run = import_run_fast(configuration, data, name="x.run", order=order)
+    if run is None:
+        assert Run.objects.count() == before
+        return
+    assert expected is not None
+    assert services.ranking_external_ids(run) == expected
+
+
+def test_import_run_uses_the_fast_path_and_falls_back_with_line_numbers(configuration, monkeypatch):
+    from judgments.imports import fastrun
+
+    calls = []
+    original = fastrun.import_run_fast
+    monkeypatch.setattr(fastrun, "import_run_fast", lambda *a, **k: calls.append(1) or original(*a, **k))
+    run = import_run(configuration, b"q1 Q0 d3 1 2.5 t\nq1 Q0 d1 2 2.5 t\nq2 Q0 d2 1 1 t\n", name="a.run")
+    assert calls and services.ranking_external_ids(run) == {"q1": ["d3", "d1"], "q2": ["d2"]}
+    with pytest.raises(FormatError) as error:
+        import_run(configuration, b"q1 Q0 d3 1 2.5 t\nq1 Q0 d3 2 2 t\n", name="twice.run")
+    assert [(p.line, p.field) for p in error.value.problems] == [(2, "docid")]
+    assert Run.objects.count() == 1
