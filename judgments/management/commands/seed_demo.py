@@ -80,12 +80,12 @@ class Command(BaseCommand):
         search = Team.objects.create(name="search-relevance")
         search.members.add(users["engineer"], users["admin"])
         configs = [
-            ("bm25-baseline", "BM25 over title and body, k1=1.2, b=0.75.", {"k1": 1.2, "b": 0.75}, 0.45, 1),
+            ("bm25-baseline", "BM25 over title and body, k1=1.2, b=0.75.", {"k1": 1.2, "b": 0.75}, 0.3, 1),
             (
                 "hybrid-rerank",
                 "BM25 candidates reranked by a cross-encoder.",
                 {"candidates": 100, "model": "ce-mini"},
-                0.8,
+                0.5,
                 2,
             ),
         ]
