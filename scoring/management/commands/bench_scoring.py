@@ -45,7 +45,7 @@ GRADE_WEIGHTS = np.array([0.5, 0.25, 0.13, 0.08, 0.04])
 GRADE_WEIGHTS = GRADE_WEIGHTS / GRADE_WEIGHTS.sum()
 
 
-def _stream_rows(cursor, sql: str, dtype: np.dtype, block_bytes: int = 64 << 20):
+def _stream_rows(cursor, sql: str, dtype: np.dtype, block_bytes: int = 16 << 20):
     """Binary COPY of fixed-size rows, yielded as numpy blocks of about `block_bytes` (bounded memory)."""
     raw = getattr(cursor, "cursor", cursor)
     buffer = bytearray()
@@ -96,14 +96,31 @@ class Command(BaseCommand):
         figures: dict[str, str] = {}
         try:
             self._note(f"pool {name}; TREC files in {workdir}")
-            qrels_paths, run_paths = self._write_files(workdir)
-            self._load(qrels_paths, run_paths, figures)
-            self._full_recompute(figures)
-            self._pytrec_eval(qrels_paths[0], run_paths, figures)
-            self._changed_grades(changes, figures)
-            self._storage_choice(figures)
+            peaks: dict[str, float] = {}
+
+            def phase(name: str, step, *args) -> None:
+                step(*args)
+                peaks[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+            phase("write files", self._write_files, workdir)
+            phase("load", self._load, figures)
+            self.recompute = {}
+            phase("recompute", self._full_recompute, figures, "current")
+            self._pytrec_eval(figures)
+            phase("changed grades", self._changed_grades, changes, figures)
+            phase("storage", self._storage_choice, figures)
+            phase("recompute stale", self._full_recompute, figures, "stale")
+            phase("recompute empty", self._full_recompute, figures, "empty")
+            figures["ratio full recompute / pytrec_eval"] = (
+                ", ".join(
+                    f"{value / self.pytrec_seconds:.3f} (rows {case})"
+                    for case, value in self.recompute.items()
+                )
+                + " (target <= 0.25)"
+            )
             figures["peak memory (this process)"] = (
-                f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB (target <= 1024 MiB)"
+                f"{max(peaks.values()):.0f} MiB (target <= 1024 MiB); peak after each step: "
+                + ", ".join(f"{name} {value:.0f}" for name, value in peaks.items())
             )
         finally:
             if keep:
@@ -126,7 +143,7 @@ class Command(BaseCommand):
 
     # --- data ------------------------------------------------------------------------------------
 
-    def _write_files(self, workdir: Path) -> tuple[list[Path], list[Path]]:
+    def _write_files(self, workdir: Path) -> None:
         """Queries, two raters' qrels and one run per configuration, as TREC files."""
         started = time.perf_counter()
         nq, judged, depth = self.n_queries, self.judged, self.depth
@@ -172,10 +189,10 @@ class Command(BaseCommand):
                     )
             run_paths.append(path)
         self._note(f"TREC files written in {time.perf_counter() - started:.1f} s")
-        return [first, second], run_paths
+        self.qrels_paths, self.run_paths = [first, second], run_paths
 
-    def _load(self, qrels_paths: list[Path], run_paths: list[Path], figures: dict) -> None:
-        pool = self.pool
+    def _load(self, figures: dict) -> None:
+        pool, qrels_paths, run_paths = self.pool, self.qrels_paths, self.run_paths
         with (qrels_paths[0].parent / "queries.tsv").open("rb") as handle:
             import_queries(pool, handle, name="queries.tsv")
         started = time.perf_counter()
@@ -209,36 +226,32 @@ class Command(BaseCommand):
 
     # --- measurements ----------------------------------------------------------------------------
 
-    def _full_recompute(self, figures: dict) -> None:
-        """rescore_pool three times: with every stored row current (what `score` usually finds: runs and
-        grades were scored as they came), with every row stale (e.g. after a new combine rule), and
-        with no stored row at all."""
-        table = "scoring_queryscore s USING judgments_run r, judgments_searchconfiguration c"
+    def _full_recompute(self, figures: dict, case: str) -> None:
+        """rescore_pool with every stored row current (what `score` usually finds: runs and grades
+        were scored as they came), with every row stale (e.g. after a new combine rule: all of them
+        are rewritten), or with no stored row at all (all inserted)."""
         mine = "s.run_id = r.id AND r.configuration_id = c.id AND c.pool_id = %s"
-        self.recompute = {}
-        for case, prepare in (
-            ("current", None),
-            (
-                "stale",
-                f"UPDATE scoring_queryscore s SET ndcg_10 = -1 FROM judgments_run r, judgments_searchconfiguration c WHERE {mine}",
-            ),
-            ("empty", f"DELETE FROM {table} WHERE {mine}"),
-        ):
-            if prepare:
-                with connection.cursor() as cursor:
-                    cursor.execute(prepare, [self.pool.pk])
-            summary = services.rescore_pool(self.pool)
-            self.recompute[case] = summary.seconds
-            steps = ", ".join(f"{step} {seconds:.2f}" for step, seconds in summary.timings.items())
-            figures[f"full recompute, rows {case}"] = (
-                f"{summary.seconds:.2f} s: {summary}; steps (s): {steps}"
-            )
+        prepare = {
+            "current": None,
+            "stale": "UPDATE scoring_queryscore s SET ndcg_10 = -1"
+            f" FROM judgments_run r, judgments_searchconfiguration c WHERE {mine}",
+            "empty": "DELETE FROM scoring_queryscore s USING judgments_run r, judgments_searchconfiguration c"
+            f" WHERE {mine}",
+        }[case]
+        if prepare:
+            with connection.cursor() as cursor:
+                cursor.execute(prepare, [self.pool.pk])
+        summary = services.rescore_pool(self.pool)
+        self.recompute[case] = summary.seconds
+        steps = ", ".join(f"{step} {seconds:.2f}" for step, seconds in summary.timings.items())
+        figures[f"full recompute, rows {case}"] = f"{summary.seconds:.2f} s: {summary}; steps (s): {steps}"
 
-    def _pytrec_eval(self, qrels_path: Path, run_paths: list[Path], figures: dict) -> None:
+    def _pytrec_eval(self, figures: dict) -> None:
         context = multiprocessing.get_context("spawn")
         result = context.Queue()
         child = context.Process(
-            target=parse_and_evaluate, args=(str(qrels_path), [str(p) for p in run_paths], result)
+            target=parse_and_evaluate,
+            args=(str(self.qrels_paths[0]), [str(p) for p in self.run_paths], result),
         )
         child.start()
         answer = result.get()
@@ -249,10 +262,7 @@ class Command(BaseCommand):
         figures["pytrec_eval parse + evaluate"] = (
             f"{seconds:.2f} s for {evaluated} (run, query) evaluations (in a child process, peak {peak / 1024:.0f} MiB)"
         )
-        figures["ratio full recompute / pytrec_eval"] = (
-            ", ".join(f"{value / seconds:.3f} (rows {case})" for case, value in self.recompute.items())
-            + " (target <= 0.25)"
-        )
+        self.pytrec_seconds = seconds
 
     def _changed_grades(self, changes: int, figures: dict) -> None:
         """record_judgment on random judgments, each its own transaction, as the grading page does; the
