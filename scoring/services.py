@@ -641,73 +641,79 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             stored = _read_stored(cursor, *batch.where(run_ids, wanted))
             return batch, rankings, stored, time.perf_counter() - tick
 
-        loaded = (
-            _read_ahead(load, batches)
-            if read_ahead and len(batches) > 1
-            else (load(cursor, b) for b in batches)
-        )
-        tick = time.perf_counter()
-        grades = _read_grades(cursor, pool.pk, rule, None if scope is None else scope.tolist())
-        summary.queries = len(grades.queries)
-        timings["read grades"] = time.perf_counter() - tick
-        waited = time.perf_counter()
-        for batch, rankings, stored, reading in loaded:
+        ahead = _ReadAhead(load, batches) if read_ahead and len(batches) > 1 else None
+        try:
             tick = time.perf_counter()
-            timings["read rankings"] += tick - waited if read_ahead and len(batches) > 1 else reading
-            rows = _score_cells(grades.between(batch.low, batch.high), run_ids, *rankings)
-            del rankings
-            timings["score"] += time.perf_counter() - tick
-            tick = time.perf_counter()
-            counts = _sync_rows(cursor, rows, stored)
-            timings["write"] += time.perf_counter() - tick
-            summary.rows += len(rows)
-            summary.inserted += counts["inserted"]
-            summary.updated += counts["updated"]
-            summary.deleted += counts["deleted"]
-            del rows, stored
+            grades = _read_grades(cursor, pool.pk, rule, None if scope is None else scope.tolist())
+            summary.queries = len(grades.queries)
+            timings["read grades"] = time.perf_counter() - tick
             waited = time.perf_counter()
+            for batch, rankings, stored, reading in ahead or (load(cursor, b) for b in batches):
+                tick = time.perf_counter()
+                timings["read rankings"] += tick - waited if ahead else reading
+                rows = _score_cells(grades.between(batch.low, batch.high), run_ids, *rankings)
+                del rankings
+                timings["score"] += time.perf_counter() - tick
+                tick = time.perf_counter()
+                counts = _sync_rows(cursor, rows, stored)
+                timings["write"] += time.perf_counter() - tick
+                summary.rows += len(rows)
+                summary.inserted += counts["inserted"]
+                summary.updated += counts["updated"]
+                summary.deleted += counts["deleted"]
+                del rows, stored
+                waited = time.perf_counter()
+        finally:
+            if ahead is not None:
+                ahead.close()
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _read_ahead(load, batches: Sequence[_Batch]):
-    """Yield load(cursor, batch) for each batch, loaded by a thread on its own database connection one
-    batch ahead, so that the database reads while this thread scores and writes."""
-    results: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
+class _ReadAhead:
+    """Iterates over load(cursor, batch) for each batch, loaded by a thread on its own database
+    connection one batch ahead, so that the database reads while the caller scores and writes. The
+    thread starts at once (the first batch loads while the caller reads the grades); close() stops it."""
 
-    def work() -> None:
+    def __init__(self, load, batches: Sequence[_Batch]):
+        self.results: queue.Queue = queue.Queue(maxsize=1)
+        self.stop = threading.Event()
+        self.worker = threading.Thread(
+            target=self._work, args=(load, batches), name="scoring-read-ahead", daemon=True
+        )
+        self.worker.start()
+
+    def _work(self, load, batches: Sequence[_Batch]) -> None:
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])
                 for batch in batches:
-                    if stop.is_set():
+                    if self.stop.is_set():
                         return
-                    results.put((True, load(cursor, batch)))
-            results.put((True, None))
+                    self.results.put((True, load(cursor, batch)))
+            self.results.put((True, None))
         except BaseException as exc:  # handed over to the consuming thread
-            results.put((False, exc))
+            self.results.put((False, exc))
         finally:
             connection.close()  # this thread's own connection
 
-    worker = threading.Thread(target=work, name="scoring-read-ahead", daemon=True)
-    worker.start()
-    try:
+    def __iter__(self):
         while True:
-            ok, value = results.get()
+            ok, value = self.results.get()
             if not ok:
                 raise value
             if value is None:
                 return
             yield value
-    finally:
-        stop.set()
-        while worker.is_alive():  # let a worker blocked on a full queue finish
+
+    def close(self) -> None:
+        self.stop.set()
+        while self.worker.is_alive():  # a worker blocked on the full queue gets to finish
             try:
-                results.get(timeout=0.05)
+                self.results.get(timeout=0.05)
             except queue.Empty:
                 pass
-        worker.join()
+        self.worker.join()
 
 
 def rescore_pool(pool: Pool) -> RescoreSummary:

@@ -2,6 +2,7 @@
 recompute of the pool, value for value, and only the affected (run, query) cells may be rewritten."""
 
 import random
+import threading
 
 import pytest
 from django.db import transaction
@@ -226,12 +227,28 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
     QueryScore.objects.filter(run__configuration__pool=pool, query__external_id="t3").delete()
 
     monkeypatch.setattr(scoring.services, "BATCH_ENTRIES", 12)  # a few queries per batch
-    batches = []
-    read_ahead = scoring.services._read_ahead
-    monkeypatch.setattr(
-        scoring.services, "_read_ahead", lambda load, b: batches.append(len(b)) or read_ahead(load, b)
-    )
+    started = []
+
+    class Spy(scoring.services._ReadAhead):
+        def __init__(self, load, batches):
+            started.append(len(batches))
+            super().__init__(load, batches)
+
+    monkeypatch.setattr(scoring.services, "_ReadAhead", Spy)
     summary = rescore_pool(pool)
-    assert batches and batches[0] > 3
+    assert started and started[0] > 3
     assert (summary.inserted, summary.updated, summary.deleted) == (2 * 4, 2 * 11, 0)
     assert values(snapshot(pool)) == expected
+
+    # a failure on the reading connection reaches the caller, nothing is written, no thread is left
+    def broken(*args, **kwargs):
+        raise RuntimeError("lost the reading connection")
+
+    monkeypatch.setattr(scoring.services, "_read_stored", broken)
+    QueryScore.objects.filter(run__configuration__pool=pool, flavor="exp").update(mrr=-1)
+    with pytest.raises(RuntimeError, match="lost the reading connection"):
+        rescore_pool(pool)
+    assert not [t for t in threading.enumerate() if t.name == "scoring-read-ahead"]
+    assert set(
+        QueryScore.objects.filter(run__configuration__pool=pool, flavor="exp").values_list("mrr", flat=True)
+    ) == {-1}
