@@ -27,6 +27,11 @@ def text(chunks) -> str:
     return "".join(chunks)
 
 
+def lines(chunks) -> list[str]:
+    """Lines of an export whose order is the database's (qrels), sorted."""
+    return sorted(text(chunks).splitlines())
+
+
 def pair(pool, qid, docid) -> Pair:
     query = Query.objects.get(pool=pool, external_id=qid)
     document = Document.objects.get(pool=pool, external_id=docid)
@@ -273,23 +278,42 @@ def test_combined_grades_agree_with_scoring_for_every_rule(judged, rule, other_r
 
 def test_qrels_export_rounds_unless_exact(judged, other_rater):
     Pair.objects.filter(pool=judged).update(final_grade=None)
-    assert text(exports.qrels_chunks(judged, rounding="exact")) == "q1 0 d1 2\nq2 0 d3 0\n"
+    assert lines(exports.qrels_chunks(judged, rounding="exact")) == ["q1 0 d1 2", "q2 0 d3 0"]
     services.record_judgment(pair(judged, "q2", "d3"), User.objects.get(username="rita_rater"), grade=3)
-    assert text(exports.qrels_chunks(judged, rounding="exact")) == "q1 0 d1 2\nq2 0 d3 1.5\n"
-    assert text(exports.qrels_chunks(judged)) == "q1 0 d1 2\nq2 0 d3 2\n"
+    assert lines(exports.qrels_chunks(judged, rounding="exact")) == ["q1 0 d1 2", "q2 0 d3 1.5"]
+    assert lines(exports.qrels_chunks(judged)) == ["q1 0 d1 2", "q2 0 d3 2"]
     assert exports.qrels_filename(judged) == "robust.mean.qrels"
 
 
 def test_qrels_export_streams_in_blocks(pool, rater):
-    docs = "".join(f'{{"id": "doc{i}"}}\n' for i in range(2500))
+    docs = "".join(f'{{"id": "doc{i}"}}\n' for i in range(6000))
     import_documents(pool, docs.encode(), name="docs")
-    qrels = "".join(f"q1 0 doc{i} {i % 5}\n" for i in range(2500))
+    qrels = "".join(f"q1 0 doc{i} {i % 5}\n" for i in range(6000))
     import_qrels(pool, qrels.encode(), name="big.qrels", rater=rater)
-    chunks = list(exports.qrels_chunks(pool))
-    assert len(chunks) == 3 and all(chunk.endswith("\n") for chunk in chunks)
-    assert "".join(chunks) == "".join(
-        f"q1 0 doc{i} {i % 5}\n" for i in sorted(range(2500), key=lambda i: f"doc{i}")
-    )
+    blocks = list(exports.qrels_blocks(pool))
+    assert len(blocks) == 2 and all(block.endswith(b"\n") for block in blocks)
+    assert sorted(b"".join(blocks).decode().splitlines()) == sorted(qrels.splitlines())
+
+
+def test_an_abandoned_qrels_stream_leaves_the_connection_usable(pool, rater):
+    import_documents(pool, "".join(f'{{"id": "doc{i}"}}\n' for i in range(6000)).encode(), name="docs")
+    import_qrels(pool, "".join(f"q1 0 doc{i} 1\n" for i in range(6000)).encode(), name="q", rater=rater)
+    stream = exports.qrels_blocks(pool)
+    next(stream)
+    stream.close()
+    assert Query.objects.filter(pool=pool).count() == 2
+
+
+def test_ids_with_control_characters_or_backslashes_in_trec_exports(pool, rater, run):
+    Document.objects.filter(pool=pool, external_id="d1").update(external_id="d\\1")
+    import_qrels(pool, b"q1 0 d\\1 2\n", name="q", rater=rater)
+    assert lines(exports.qrels_chunks(pool)) == ["q1 0 d\\1 2"]
+    assert text(exports.run_chunks(run)).splitlines()[0] == "q1 Q0 d\\1 1 3 bm25"
+    Document.objects.filter(pool=pool, external_id="d\\1").update(external_id="d\x011")
+    with pytest.raises(exports.ExportError, match="control character"):
+        text(exports.qrels_chunks(pool))
+    with pytest.raises(exports.ExportError, match="control character"):
+        text(exports.run_chunks(run))
 
 
 def test_ranklib_numbers_queries_and_says_how(judged):

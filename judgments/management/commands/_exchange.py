@@ -78,7 +78,11 @@ def format_error(exc: FormatError) -> CommandError:
 
 
 def write_chunks(
-    command, make_chunks: Callable[[], Iterable[str]], *, total: int | None = None, desc: str = "export"
+    command,
+    make_chunks: Callable[[], Iterable[str | bytes]],
+    *,
+    total: int | None = None,
+    desc: str = "export",
 ) -> int:
     """Write the text chunks of `make_chunks()` to stdout; a line-count progress bar on stderr when it
     is a terminal. Data a format cannot hold (ExportError, ValueError) stops the command cleanly."""
@@ -87,6 +91,8 @@ def write_chunks(
     except (ExportError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     out = command.stdout
+    # Bytes go straight to a real stdout's binary buffer (no decode and re-encode of a large file).
+    raw = getattr(getattr(out, "_out", None), "buffer", None)
     lines = 0
     bar = None
     if wants_progress(command):
@@ -95,9 +101,17 @@ def write_chunks(
         )
     try:
         for chunk in chunks:
-            out.write(chunk, ending="")
+            if isinstance(chunk, bytes):
+                if raw is not None:
+                    raw.write(chunk)
+                else:
+                    out.write(chunk.decode("utf-8"), ending="")
+            else:
+                if raw is not None:
+                    out.flush()
+                out.write(chunk, ending="")
             if bar is not None:
-                n = chunk.count("\n")
+                n = chunk.count(b"\n" if isinstance(chunk, bytes) else "\n")
                 lines += n
                 bar.update(n)
     except (ExportError, ValueError) as exc:
@@ -105,4 +119,6 @@ def write_chunks(
     finally:
         if bar is not None:
             bar.close()
+        if raw is not None:
+            raw.flush()
     return lines

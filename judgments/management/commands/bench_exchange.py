@@ -41,16 +41,19 @@ class Command(BaseCommand):
         parser.add_argument("--judgments", type=int, default=1_000_000)
         parser.add_argument("--repeat", type=int, default=3, help="timings are the best of this many")
         parser.add_argument("--keep", action="store_true", help="keep the benchmark pools")
+        parser.add_argument("--only", choices=["import", "export"], help="run one of the two benchmarks")
 
-    def handle(self, *args, run_lines, judgments, repeat, keep, **options):
+    def handle(self, *args, run_lines, judgments, repeat, keep, only, **options):
         self.psql = self._psql()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.pools: list[str] = []
         results = {}
         try:
             with tempfile.TemporaryDirectory(prefix="bench_exchange_") as tmp:
-                results["import"] = self.bench_import(Path(tmp), f"bx-run-{stamp}", run_lines, repeat)
-                results["export"] = self.bench_export(Path(tmp), f"bx-qrels-{stamp}", judgments, repeat)
+                if only in (None, "import"):
+                    results["import"] = self.bench_import(Path(tmp), f"bx-run-{stamp}", run_lines, repeat)
+                if only in (None, "export"):
+                    results["export"] = self.bench_export(Path(tmp), f"bx-qrels-{stamp}", judgments, repeat)
         finally:
             if not keep:
                 self.cleanup()
@@ -124,9 +127,14 @@ class Command(BaseCommand):
         with open(path, "w") as out:
             for q in range(n_queries):
                 docs = rng.sample(range(n_docs), depth)
-                out.writelines(f"q{q} Q0 doc{d} {r + 1} {depth - r}.{rng.randrange(1000):03d} bench\n" for r, d in enumerate(docs))
+                out.writelines(
+                    f"q{q} Q0 doc{d} {r + 1} {depth - r}.{rng.randrange(1000):03d} bench\n"
+                    for r, d in enumerate(docs)
+                )
         size = path.stat().st_size
-        self._say(f"Run import: {n_queries * depth:,} lines ({size / 1e6:.1f} MB), {n_queries:,} queries x {depth}, {n_docs:,} documents")
+        self._say(
+            f"Run import: {n_queries * depth:,} lines ({size / 1e6:.1f} MB), {n_queries:,} queries x {depth}, {n_docs:,} documents"
+        )
 
         # The pool as it is before a run arrives: its queries and documents exist.
         pool = Pool.objects.create(name=name)
@@ -149,7 +157,16 @@ class Command(BaseCommand):
         counter = iter(range(1000))
 
         def ours_process():
-            self._manage("import_run", "--pool", name, "--configuration", f"p{next(counter)}", "--team", team.name, str(path))
+            self._manage(
+                "import_run",
+                "--pool",
+                name,
+                "--configuration",
+                f"p{next(counter)}",
+                "--team",
+                team.name,
+                str(path),
+            )
 
         def ours_inprocess():
             call_command(
@@ -165,7 +182,9 @@ class Command(BaseCommand):
         try:
 
             def psql_copy():
-                self._run_psql("-c", f"TRUNCATE {table}", "-c", f"\\copy {table} FROM '{path}' WITH (DELIMITER ' ')")
+                self._run_psql(
+                    "-c", f"TRUNCATE {table}", "-c", f"\\copy {table} FROM '{path}' WITH (DELIMITER ' ')"
+                )
 
             psql = self._time(repeat, psql_copy)
             process = self._time(repeat, ours_process)
@@ -191,7 +210,9 @@ class Command(BaseCommand):
     def bench_export(self, tmp: Path, name: str, n_judgments: int, repeat: int) -> tuple[float, float, float]:
         per_query = 100
         n_queries = max(1, n_judgments // per_query)
-        self._say(f"\nQrels export: {n_queries * per_query:,} judgments ({n_queries:,} queries x {per_query} documents, one rater)")
+        self._say(
+            f"\nQrels export: {n_queries * per_query:,} judgments ({n_queries:,} queries x {per_query} documents, one rater)"
+        )
         from django.contrib.auth import get_user_model
 
         pool = Pool.objects.create(name=name)
@@ -210,6 +231,9 @@ class Command(BaseCommand):
                 "SELECT %s, 'd' || i, '', '', '', '{}' FROM generate_series(0, %s) i",
                 [pool.pk, n_queries * per_query - 1],
             )
+            # Fresh statistics, or the planner takes a million new rows for a handful.
+            cursor.execute("ANALYZE judgments_query")
+            cursor.execute("ANALYZE judgments_document")
             cursor.execute(
                 """
                 INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
@@ -219,6 +243,7 @@ class Command(BaseCommand):
                 """,
                 [pool.pk, pool.pk, per_query, pool.pk],
             )
+            cursor.execute("ANALYZE judgments_pair")
             cursor.execute(
                 "INSERT INTO judgments_judgment (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note,"
                 " created_at, updated_at) SELECT id, %s, (id %% 5)::smallint, false, '', '', now(), now()"

@@ -23,6 +23,6 @@ class Command(BaseCommand):
         rounding = "exact" if exact else "round"
         progress = wants_progress(self)
         total = Pair.objects.in_pool(found).count() if progress else None
-        write_chunks(self, lambda: exports.qrels_chunks(found, rounding=rounding), total=total, desc="qrels")
+        write_chunks(self, lambda: exports.qrels_blocks(found, rounding=rounding), total=total, desc="qrels")
         if progress:
             self.stderr.write(exports.combined_note(found, rounding))
