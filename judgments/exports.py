@@ -64,8 +64,9 @@ def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]
                COALESCE(p.final_grade::float8, {aggregate}) AS grade, q.id AS query_pk, q.text AS query_text
         FROM judgments_pair p
         LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
-        JOIN judgments_query q ON q.id = p.query_id
-        JOIN judgments_document d ON d.id = p.document_id
+        -- The pool conditions on q and d are implied; they let the planner read only this pool's rows.
+        JOIN judgments_query q ON q.id = p.query_id AND q.pool_id = p.pool_id
+        JOIN judgments_document d ON d.id = p.document_id AND d.pool_id = p.pool_id
         WHERE p.pool_id = %s
         GROUP BY p.id, q.id, d.id
         HAVING p.final_grade IS NOT NULL OR count(j.grade) > 0

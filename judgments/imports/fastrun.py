@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterable
-from itertools import groupby, repeat
+from itertools import repeat
+from operator import ne
 
 import numpy as np
 import psycopg
@@ -43,10 +44,12 @@ def as_bytes(stream) -> tuple[bytes | None, object]:
         return bytes(stream), stream
     if isinstance(stream, str):
         return None, stream
-    chunks = list(stream)
-    if all(isinstance(chunk, (bytes, bytearray)) for chunk in chunks):
+    read = getattr(stream, "read", None)
+    chunks = [read()] if read is not None else list(stream)
+    try:
         return b"".join(chunks), chunks
-    return None, chunks
+    except TypeError:  # text lines
+        return None, chunks
 
 
 def _columns(data: bytes, order: str):
@@ -96,10 +99,11 @@ def _columns(data: bytes, order: str):
         return None
 
     # Query codes 0, 1, ... in order of first appearance; runs list each query's lines together.
-    blocks = [(key, len(list(group))) for key, group in groupby(query_ids)]
-    if len({key for key, _ in blocks}) == len(blocks):
-        query_names = [key for key, _ in blocks]
-        q = np.repeat(np.arange(len(blocks), dtype=np.int64), [size for _, size in blocks])
+    starts = np.flatnonzero(np.fromiter(map(ne, query_ids[1:], query_ids[:-1]), dtype=bool, count=n - 1)) + 1
+    query_names = [query_ids[0], *(query_ids[i] for i in starts.tolist())]
+    if len(set(query_names)) == len(query_names):
+        sizes = np.diff(np.concatenate(([0], starts, [n])))
+        q = np.repeat(np.arange(len(query_names), dtype=np.int64), sizes)
     else:
         query_code: dict[bytes, int] = {}
         q = np.fromiter(
