@@ -435,3 +435,14 @@ def test_import_command_reports_problems_and_writes_nothing(pool, tmp_path):
     assert not Judgment.objects.exists() and not User.objects.filter(username="r1").exists()
     with pytest.raises(CommandError, match="--rater is for --format csv"):
         call_command("import_judgments", "--pool", "robust", "--format", "jsonl", "--rater", "x", str(bad))
+
+
+def test_an_admin_who_judged_and_adjudicated_a_pair_round_trips(judged, site_admin):
+    services.record_judgment(pair(judged, "q1", "d1"), site_admin, grade=4)
+    exported = text(exports.judgments_jsonl_lines(judged))
+    empty = Pool.objects.create(name="restored")
+    import_judgments(empty, exported.encode(), format="jsonl", name="j.jsonl")
+    assert text(exports.judgments_jsonl_lines(empty)) == exported
+    restored = Pair.objects.get(pool=empty, document__external_id="d1")
+    assert (restored.final_grade, restored.final_by) == (2, site_admin)
+    assert Judgment.objects.get(pair=restored, rater=site_admin).grade == 4
