@@ -61,7 +61,8 @@ def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]
     order = "ORDER BY q.external_id, d.external_id" if ordered else ""
     sql = f"""
         SELECT q.external_id AS qid, d.external_id AS docid,
-               COALESCE(p.final_grade::float8, {aggregate}) AS grade, q.id AS query_pk, q.text AS query_text
+               COALESCE(p.final_grade::float8, {aggregate}) AS grade, q.id AS query_pk, q.text AS query_text,
+               p.id AS pair_pk
         FROM judgments_pair p
         LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
         -- The pool conditions on q and d are implied; they let the planner read only this pool's rows.
@@ -80,7 +81,7 @@ def combined_grades(pool: Pool) -> dict[tuple[str, str], float]:
     sql, params = combined_grades_sql(pool)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return {(q, d): g for q, d, g, _, _ in cursor.fetchall()}
+        return {(q, d): g for q, d, g, *_ in cursor.fetchall()}
 
 
 def scale_text(pool: Pool) -> str:
@@ -131,27 +132,24 @@ def _refuse_control(where: str) -> ExportError:
     return ExportError(f"{where} has an id with a control character, which a TREC file cannot hold.")
 
 
-def _copy_blocks(sql: str, params: list, *, what: str, block_bytes: int = 1 << 16) -> Iterator[bytes]:
-    """``COPY (sql) TO STDOUT`` of a query returning one text column (a line each), as ~64 KB blocks
-    of UTF-8 bytes. The server streams; nothing holds more than a block."""
+def _copy_blocks(sql: str, params: list, *, what: str) -> Iterator[bytes]:
+    """``COPY (sql) TO STDOUT`` of a query whose rows are blocks of lines joined by newlines, as bytes
+    (COPY escapes the newlines inside a row; they are restored here). The server streams; nothing
+    holds more than a row. Many lines per row: Python works per block, not per line."""
     with connection.cursor() as cursor:
         # The driver's own cursor: COPY with client-side parameters, rows as raw bytes.
         with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT", params) as copy:
-            parts: list = []
-            size = 0
             for row in copy:
-                parts.append(row)
-                size += len(row)
-                if size >= block_bytes:
-                    yield _checked_block(b"".join(parts), what)
-                    parts, size = [], 0
-            if parts:
-                yield _checked_block(b"".join(parts), what)
+                yield _checked_block(bytes(row), what)
 
 
 def _checked_block(block: bytes, what: str) -> bytes:
-    if b"\\" in block:
+    if b"\\\\" in block:  # an escaped backslash: undo every escape properly
         block = _COPY_ESCAPE.sub(lambda m: _COPY_UNESCAPED[m.group()], block)
+    elif b"\\" in block:
+        block = block.replace(b"\\n", b"\n")
+        if b"\\" in block:  # \t, \b...: a control character, escaped by COPY
+            raise _refuse_control(what)
     if _CONTROL.search(block):
         raise _refuse_control(what)
     return block
@@ -176,12 +174,15 @@ def _stream_sql(sql: str, params: list, *, what: str, rows: int = 200) -> Iterat
 def qrels_blocks(pool: Pool, *, rounding: str = "round") -> Iterator[bytes]:
     """Plain TREC qrels ``qid 0 docid grade`` of the pool's combined grades, as blocks of bytes.
 
-    PostgreSQL formats the lines and COPY streams them: within a few tenths of psql's own COPY of
-    the raw judgments (bench_exchange). Lines come in the database's order (trec_eval and the other
-    readers do not care; `sort` the file to compare two exports)."""
+    PostgreSQL formats the lines, joins them in blocks of up to 1,000 and COPY streams the blocks
+    (bench_exchange compares this with psql's COPY of the raw judgments). Lines come in the
+    database's order: trec_eval and the other readers do not care; `sort` two exports to compare them."""
     grade = _grade_sql(rounding)
     inner, params = combined_grades_sql(pool, ordered=False)
-    sql = f"SELECT c.qid || ' 0 ' || c.docid || ' ' || {grade} FROM ({inner}) c"
+    sql = f"""
+        SELECT string_agg(c.qid || ' 0 ' || c.docid || ' ' || {grade}, E'\\n')
+        FROM ({inner}) c GROUP BY c.pair_pk / 1000
+    """
     return _copy_blocks(sql, params, what=f"Pool {pool.name}")
 
 
@@ -227,7 +228,7 @@ def ranklib_lines(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
             yield from _blocks(f"# qid:{n} = {q}\n" for q, n in numbers.items())
         rows = (
             (int(grade + 0.5) if rounding == "round" else grade, numbers[qid], docid, text or qid)
-            for qid, docid, grade, _pk, text in _named_rows(sql, params)
+            for qid, docid, grade, _pk, text, _pair in _named_rows(sql, params)
         )
         yield from _blocks(formats.write_ranklib(rows))
 
@@ -340,7 +341,7 @@ def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[s
     sql, params = combined_grades_sql(pool)
 
     def rows() -> Iterator[tuple[str, str, int]]:
-        for qid, docid, grade, _pk, text in _named_rows(sql, params):
+        for qid, docid, grade, _pk, text, _pair in _named_rows(sql, params):
             query = (text or "").strip() if query_column == "text" else qid
             yield query or qid, docid, int(grade + 0.5)
 
