@@ -3,7 +3,10 @@
 import resource
 import time
 
-PYTREC_MEASURES = {"ndcg_cut.3,5,10,100", "P.3,5,10,100", "recall.3,5,10,100", "recip_rank", "map"}
+# As the benchmark's brief names them (P and recall at trec_eval's default cutoffs) ...
+SPECIFIED_MEASURES = ("ndcg_cut.3,5,10,100", "P", "recall", "recip_rank", "map")
+# ... and cut where the stored scores are.
+SAME_CUTOFFS = ("ndcg_cut.3,5,10,100", "P.3,5,10,100", "recall.3,5,10,100", "recip_rank", "map")
 
 
 def _peak_kib() -> int:
@@ -19,7 +22,7 @@ def _peak_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def parse_and_evaluate(qrels_path: str, run_paths: list[str], result) -> None:
+def parse_and_evaluate(qrels_path: str, run_paths: list[str], measures: tuple[str, ...], result) -> None:
     """Parse the qrels and each run file with pytrec_eval and evaluate it (one run at a time, as
     trec_eval would); put (seconds, evaluated (run, query) pairs, peak RSS KiB) on `result`."""
     try:
@@ -28,7 +31,7 @@ def parse_and_evaluate(qrels_path: str, run_paths: list[str], result) -> None:
         started = time.perf_counter()
         with open(qrels_path) as handle:
             qrels = pytrec_eval.parse_qrel(handle)
-        evaluator = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES)
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(measures))
         evaluated = 0
         for path in run_paths:
             with open(path) as handle:
