@@ -194,15 +194,54 @@ def pool_grades(pool: Pool, query_ids: Iterable[int] | None = None) -> Grades:
 
 
 def _read_grades(cursor, pool_id: int, rule: str, query_ids: Iterable[int] | None) -> Grades:
-    params: list = [pool_id]
-    where = ""
-    if query_ids is not None:
-        where = "AND p.query_id = ANY(%s)"
-        params.append(sorted({int(q) for q in query_ids}))
+    if query_ids is None:
+        return _read_pool_grades(cursor, pool_id, rule)
+    params = [pool_id, sorted({int(q) for q in query_ids})]
     columns = _copy_columns(
-        cursor, _GRADES_SQL.format(where=where), params, [">i8", ">i8", ">i8", ">i2", ">i2"]
+        cursor,
+        _GRADES_SQL.format(where="AND p.query_id = ANY(%s)"),
+        params,
+        [">i8", ">i8", ">i8", ">i2", ">i2"],
     )
     return combine_grades(*columns, rule=rule)
+
+
+def _read_pool_grades(cursor, pool_id: int, rule: str) -> Grades:
+    """Every grade of a pool without joining in SQL (the join is most of the cost): the pool's pairs,
+    then the judgments of the pairs' id range, matched to the pairs in numpy. When the pool's pairs are
+    scattered over a much wider id range (pools filled at the same time), a semi-join reads instead."""
+    pair, query, doc, final = _copy_columns(
+        cursor,
+        "SELECT array_agg(id), array_agg(query_id), array_agg(document_id),"
+        " array_agg(COALESCE(final_grade, -1)::int2) FROM judgments_pair WHERE pool_id = %s",
+        [pool_id],
+        [">i8", ">i8", ">i8", ">i2"],
+    )
+    if not len(pair):
+        return combine_grades(pair, query, doc, final, np.zeros(0, dtype=np.int16), rule=rule)
+    low, high = int(pair.min()), int(pair.max())
+    if high - low + 1 <= 2 * len(pair):
+        where, params = "j.pair_id BETWEEN %s AND %s", [low, high]
+    else:
+        where, params = "j.pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)", [pool_id]
+    judged, grade = _copy_columns(
+        cursor,
+        f"SELECT array_agg(j.pair_id), array_agg(j.grade) FROM judgments_judgment j WHERE {where} AND NOT j.cant_judge",
+        params,
+        [">i8", ">i2"],
+    )
+    order = np.argsort(pair)
+    pair, query, doc, final = pair[order], query[order], doc[order], final[order]
+    at = np.minimum(np.searchsorted(pair, judged), len(pair) - 1)
+    mine = pair[at] == judged  # the id range may hold other pools' pairs
+    at, grade = at[mine], grade[mine]
+    # A pair with a final grade and no rater grade still counts: one entry with grade -1.
+    ungraded = np.ones(len(pair), dtype=bool)
+    ungraded[at] = False
+    only_final = np.flatnonzero(ungraded & (final >= 0))
+    rows = np.concatenate([at, only_final])
+    grade = np.concatenate([grade, np.full(len(only_final), -1, dtype=grade.dtype)])
+    return combine_grades(pair[rows], query[rows], doc[rows], final[rows], grade, rule=rule)
 
 
 def combine_grades(

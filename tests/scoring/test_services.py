@@ -351,3 +351,45 @@ def test_combine_grades_matches_a_plain_python_reference(rule):
         for q, d, g in zip(combined.query, combined.doc, combined.grade, strict=True)
     }
     assert got == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("others", "reads"), [(1, "BETWEEN"), (12, "IN (SELECT")]
+)  # pairs close together or not
+def test_pool_grades_ignore_other_pools_judgments_between_this_pools_pairs(
+    pool, raters, site_admin, team, others, reads, monkeypatch
+):
+    import scoring.services
+
+    statements = []
+    copy_columns = scoring.services._copy_columns
+    monkeypatch.setattr(
+        scoring.services,
+        "_copy_columns",
+        lambda c, sql, *a: statements.append(sql) or copy_columns(c, sql, *a),
+    )
+    other = Pool.objects.create(name="neighbour")
+    judge(pool, raters[0], "q1", "d1", 3)
+    for i in range(others):  # pairs of another pool created in between
+        judge(other, raters[0], "q1", f"x{i}", 4)
+    judge(pool, raters[0], "q1", "d2", 2)
+    judge(pool, raters[1], "q1", "d2", 3)
+    judge(pool, raters[0], "q2", "d3", 0)
+    final_only = Pair.objects.create(
+        pool=pool,
+        query=Query.objects.get(pool=pool, external_id="q2"),
+        document=Document.objects.get(external_id="d1"),
+    )
+    judgment_services.set_final_grade(final_only, 4, site_admin)
+    judge(pool, raters[0], "q2", "d2", cant_judge=True)
+    grades = pool_grades(pool)
+    assert reads in statements[-1]
+    names = dict(Query.objects.filter(pool=pool).values_list("pk", "external_id"))
+    docs = dict(Document.objects.filter(pool=pool).values_list("pk", "external_id"))
+    got = {
+        (names[int(q)], docs[int(d)]): float(g)
+        for q, d, g in zip(grades.query, grades.doc, grades.grade, strict=True)
+    }
+    assert got == {("q1", "d1"): 3.0, ("q1", "d2"): 2.5, ("q2", "d3"): 0.0, ("q2", "d1"): 4.0}
+    assert list(grades.query) == sorted(grades.query)
+    assert len(pool_grades(other)) == others
