@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 
 from . import access, formats
-from .models import CombineRule, Document, Judgment, Pair, Pool, Query, Ranking, Run
+from .models import CombineRule, Document, Judgment, Pair, Pool, Query, Run
 
 CHUNK_ROWS = 2000
 ROUNDINGS = ("round", "exact")
@@ -52,11 +52,11 @@ _AGGREGATES = {
 
 
 def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]:
-    """SQL selecting (qid, docid, grade float, query_pk, query_text) for every pair of `pool` that has
-    a combined grade, ordered by query id then doc id unless `ordered` is False.
+    """SQL selecting (qid, docid, grade float, query_pk, query_text, pair_pk) for every pair of `pool`
+    that has a combined grade, ordered by query id then doc id unless `ordered` is False.
 
-    One GROUP BY over pairs and their judgments, every join on an index: the plan stays linear even
-    when the planner's statistics are stale or empty (a subquery per pair would not)."""
+    One GROUP BY over the pool's pairs and their judgments, every join possible on an index: the plan
+    stays linear even when the planner's statistics are stale or empty (a subquery per pair would not)."""
     aggregate = _AGGREGATES[CombineRule(pool.combine_rule)]
     order = "ORDER BY q.external_id, d.external_id" if ordered else ""
     # Grades per pair first (narrow rows), the ids joined after: the cheapest plan we measured.
@@ -444,10 +444,6 @@ def judgments_filename(pool: Pool, fmt: str) -> str:
         "rater-csv": f"{pool.name}.raters.csv",
         "jsonl": f"{pool.name}.judgments.jsonl",
     }[fmt]
-
-
-def count_rankings(run: Run) -> int:
-    return Ranking.objects.filter(run=run).count()
 
 
 # --- What each role may download ------------------------------------------------------------------
