@@ -104,3 +104,9 @@ def test_database_sessions_use_the_configured_random_page_cost(db):
     with connection.cursor() as cursor:
         cursor.execute("SHOW random_page_cost")
         assert cursor.fetchone()[0] == "1.1"
+
+
+def test_every_user_finds_the_api_token_page_in_the_menu(client, rater, pool):
+    client.force_login(rater)
+    assert b'href="/account/api-token/"' in client.get("/").content
+    assert client.get("/account/api-token/").status_code == 200
