@@ -257,7 +257,9 @@ class Command(BaseCommand):
             summaries = sorted((services.rescore_pool(self.pool) for _ in range(3)), key=lambda s: s.seconds)
             summary = summaries[1]
             self.recompute[case] = summary.seconds
-            note = f"median of 3 ({', '.join(f'{s.seconds:.2f}' for s in summaries)} s): "
+            note = (
+                f"median of 3 after VACUUM ANALYZE ({', '.join(f'{s.seconds:.2f}' for s in summaries)} s): "
+            )
         steps = ", ".join(f"{step} {seconds:.2f}" for step, seconds in summary.timings.items())
         figures[f"full recompute, rows {case}"] = (
             f"{note}{summary.seconds:.2f} s: {summary}; steps (s): {steps}"
