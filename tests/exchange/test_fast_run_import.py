@@ -1,25 +1,29 @@
 """The fast path for common run files stores exactly what the general parser and record_run store,
 and steps aside (returns None) for anything else, leaving the line-numbered errors to the parser."""
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgments import services
 from judgments.formats import FormatError, parse_run
-from judgments.imports import import_run
-from judgments.imports.fastrun import _columns, import_run_fast
-from judgments.models import Run
+from judgments.imports import fastrun, import_run
+from judgments.imports.fastrun import _read_lines, import_run_fast
+from judgments.models import Document, Ranking, Run
 
 SCORES = ["1", "2", "2.0", "-0", "0.0", "+3", "1e2", "100", "0.5", ".5", "5.", "-1.5E-1", "007", "1e-320"]
-DOCS = ["d1", "d2", "d10", "D1", "doc#1", "a_b", "z", "d1.x", "Q0"]
+# Ids are read as 8-byte words: some fill several, or differ only in a later word or by a suffix.
+DOCS = ["d1", "d2", "d10", "D1", "doc#1", "a_b", "z", "d1.x", "Q0", "abcdefgh", "abcdefghi", "abcdefgh0"]
+DOCS += ["clueweb09-en0000-00-00000", "clueweb09-en0000-00-00001", "clueweb09-en0000-00-0000"]
+QUERIES = ["q1", "q2", "301", "Q-3", "query-number-000000001", "query-number-000000002"]
 
 
 @st.composite
 def run_files(draw):
     """Valid-looking run files in the common shape: ties, unsorted lines, interleaved queries, and
     sometimes a doc twice in a query or a rank used twice."""
-    queries = draw(st.lists(st.sampled_from(["q1", "q2", "301", "Q-3"]), min_size=1, max_size=3, unique=True))
+    queries = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=3, unique=True))
     lines = []
     for qid in queries:
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=6, unique=True))
@@ -38,6 +42,13 @@ def run_files(draw):
     return ("\n".join(lines) + ("\n" if draw(st.booleans()) else "")).encode()
 
 
+def _columns(data: bytes, order: str):
+    """The fast path's reading of a file: (lines, their stored order), or None if it declines."""
+    lines = _read_lines(data)
+    rows = None if lines is None else lines.order(0, len(lines.q), order)
+    return None if rows is None else (lines, rows)
+
+
 @settings(max_examples=300, deadline=None)
 @given(data=run_files(), order=st.sampled_from(["score", "rank"]))
 def test_fast_columns_agree_with_the_parser(data, order):
@@ -50,18 +61,18 @@ def test_fast_columns_agree_with_the_parser(data, order):
         # The parser refuses the file: the fast path declines it too, or leaves the doc twice to the
         # database constraint (which makes import_run_fast return None).
         if columns is not None:
-            query_ids, doc_ids, q, rows, _tag = columns
-            pairs = {(query_ids[q[i]], doc_ids[i]) for i in range(len(doc_ids))}
-            assert len(pairs) < len(doc_ids)
+            lines, _rows = columns
+            pairs = {(lines.query_names[lines.q[i]], lines.docs[i]) for i in range(len(lines.q))}
+            assert len(pairs) < len(lines.q)
         return
     if columns is None:
         return  # declining is always allowed
-    query_ids, doc_ids, q, rows, tag = columns
+    lines, rows = columns
     got: dict[str, list[str]] = {}
     for i in rows.tolist():
-        got.setdefault(query_ids[q[i]].decode(), []).append(doc_ids[i].decode())
+        got.setdefault(lines.query_names[lines.q[i]].decode(), []).append(lines.docs[i].decode())
     assert got == expected.rankings
-    assert tag.decode() == expected.tag
+    assert lines.tag.decode() == expected.tag
 
 
 @pytest.mark.parametrize(
@@ -85,9 +96,21 @@ def test_unusual_files_are_left_to_the_general_parser(data):
     assert _columns(data, "score") is None
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=run_files(), order=st.sampled_from(["score", "rank"]))
-def test_fast_import_stores_what_record_run_stores(configuration, data, order):
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=run_files(),
+    order=st.sampled_from(["score", "rank"]),
+    read_pool=st.booleans(),
+    block_lines=st.sampled_from([20_000, 1, 3]),
+)
+def test_fast_import_stores_what_record_run_stores(
+    configuration, monkeypatch, data, order, read_pool, block_lines
+):
+    # Documents already in the pool (and more from earlier examples), one of them not ASCII; the
+    # pool's ids are read whole (read_pool) or matched on the server; rankings sent in small blocks.
+    services.ensure_documents(configuration.pool, ["d1", "clueweb09-en0000-00-00001", "dé", "abcdefgh"])
+    monkeypatch.setattr(fastrun, "_POOL_PER_LINE", 10**6 if read_pool else 0)
+    monkeypatch.setattr(fastrun, "_BLOCK_LINES", block_lines)
     try:
         expected = parse_run(data, "x", order=order).rankings
     except FormatError:
@@ -113,3 +136,40 @@ def test_import_run_uses_the_fast_path_and_falls_back_with_line_numbers(configur
         import_run(configuration, b"q1 Q0 d3 1 2.5 t\nq1 Q0 d3 2 2 t\n", name="twice.run")
     assert [(p.line, p.field) for p in error.value.problems] == [(2, "docid")]
     assert Run.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"q1 Q0 x1 1 3 t\nq1 Q0 x2 2 2 t\nq2 Q0 x1 1 1 t\nq1 Q0 x3 3 1 t\n",  # queries interleaved
+        b"q1 Q0 x1 1 3 t\nq1 Q0 x2 2 2 t\nq1 Q0 x3 3 1 t\nq2 Q0 x1 1 1 t\n",  # documents
+    ],
+)
+def test_ids_that_hash_alike_leave_the_file_to_the_general_parser(configuration, monkeypatch, data):
+    monkeypatch.setattr(fastrun._Field, "hashes", lambda self: np.zeros(len(self), dtype=np.uint64))
+    documents = Document.objects.count()
+    assert import_run_fast(configuration, data, name="a.run") is None
+    assert not Run.objects.exists() and Document.objects.count() == documents
+    run = import_run(configuration, data, name="a.run")
+    assert services.ranking_external_ids(run) == {"q1": ["x1", "x2", "x3"], "q2": ["x1"]}
+
+
+def test_a_bad_score_in_a_later_block_writes_nothing(configuration, monkeypatch):
+    monkeypatch.setattr(fastrun, "_BLOCK_LINES", 2)
+    data = b"q1 Q0 x1 1 3 t\nq1 Q0 x2 2 2 t\nq2 Q0 x1 1 1 t\nq3 Q0 x4 1 1e999 t\n"
+    documents = Document.objects.count()
+    assert import_run_fast(configuration, data, name="a.run") is None
+    assert not Ranking.objects.exists() and Document.objects.count() == documents
+    with pytest.raises(FormatError) as error:
+        import_run(configuration, data, name="a.run")
+    assert [(p.line, p.field) for p in error.value.problems] == [(4, "score")]
+
+
+def test_rankings_split_into_blocks_at_query_boundaries(configuration, monkeypatch):
+    lines = [f"q{q} Q0 d{d} {d} {10 - d} t" for q in range(5) for d in range(1, q + 2)]
+    lines = _read_lines(("\n".join(lines) + "\n").encode())
+    blocks = lines.blocks(4)
+    assert blocks[0][0] == 0 and blocks[-1][1] == len(lines.q)
+    assert all(end == start for (_, end), (start, _) in zip(blocks, blocks[1:], strict=False))
+    assert all(lines.q[start] != lines.q[start - 1] for start, _ in blocks[1:])
+    assert len(blocks) > 1
