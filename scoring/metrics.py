@@ -46,6 +46,7 @@ caller's business.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,6 +127,10 @@ JUDGED: tuple[str, ...] = tuple(f"judged@{k}" for k in CUTOFFS)
 # the (chunk, depth) temporaries (a few MiB each).
 _CHUNK_CELLS = 1 << 20
 _INT64_MAX = np.iinfo(np.int64).max
+# _Qrels uses a direct table (one int32 per key) when the judged keys span at most
+# max(DIRECT_TABLE_MIN, DIRECT_TABLE_FACTOR x the number of judged entries) keys.
+DIRECT_TABLE_MIN = 1 << 22
+DIRECT_TABLE_FACTOR = 16
 
 
 # --------------------------------------------------------------------------- helpers
@@ -237,6 +242,8 @@ class _Qrels:
         qi = qi[judged]
         g = self.grades
 
+        self._direct_table(qi, self.keys % self.mult)
+
         self.nq = nq
         self.num_rel = np.bincount(qi[g >= RELEVANCE_LEVEL], minlength=nq).astype(np.float64)
 
@@ -253,6 +260,45 @@ class _Qrels:
         self._ideal_rank0 = rank0[top]
         self._idcg: dict[tuple[str, str], np.ndarray] = {}
         self._positions = np.zeros(0, dtype=np.int64)
+
+    def _direct_table(self, qi: np.ndarray, d: np.ndarray) -> None:
+        """When the judged documents' keys span a modest range (document pks of one pool usually do),
+        a table indexed by key gives each document's judged entry: lookups are then gathers instead
+        of a sort and a binary search (about 2x faster). The table has a sentinel slot at each end
+        (keys out of range, padding); unjudged keys point to entry n (query -2: never a match), and
+        documents judged for several queries to entry n + 1, looked up by binary search."""
+        self.direct: np.ndarray | None = None
+        n = len(d)
+        if self.doc_table is not None or n == 0:
+            return
+        low, high = int(d.min()), int(d.max())
+        if high - low + 1 > max(DIRECT_TABLE_MIN, DIRECT_TABLE_FACTOR * n):
+            return
+        kind = np.int32 if n + 2 < 2**31 else np.int64
+        direct = np.full(high - low + 3, n, dtype=kind)
+        direct[d - low + 1] = np.arange(n, dtype=kind)
+        shared = np.bincount(d - low + 1, minlength=len(direct)) > 1
+        direct[shared] = n + 1
+        self.direct, self.direct_base, self.direct_shared = direct, low - 1, bool(shared.any())
+        self.entry_query = np.concatenate([qi, [-2, -2]]).astype(kind)  # rows without qrels have -1
+        self.entry_grade = np.concatenate([self.grades, [0.0, 0.0]])
+
+    def _lookup_direct(self, rowq: np.ndarray, docs: np.ndarray):
+        slot = docs - self.direct_base
+        np.clip(slot, 0, len(self.direct) - 1, out=slot)  # padding (-1) and strangers: sentinels
+        entry = self.direct[slot]
+        del slot
+        found = self.entry_query[entry] == rowq[:, None].astype(self.entry_query.dtype)
+        grades = self.entry_grade[entry]
+        grades *= found
+        if self.direct_shared:  # documents judged for several queries: binary search for those cells
+            r, c = np.nonzero((entry == len(self.entry_query) - 1) & (rowq >= 0)[:, None])
+            keys = rowq[r] * self.mult + docs[r, c]
+            at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+            hit = self.keys[at] == keys
+            found[r, c] = hit
+            grades[r, c] = np.where(hit, self.grades[at], 0.0)
+        return grades, found
 
     def idcg(self, gain: str, discount: str) -> np.ndarray:
         """(nq, len(CUTOFFS)) ideal DCG."""
@@ -296,6 +342,8 @@ class _Qrels:
         shape = docs.shape
         if len(self.keys) == 0 or not (rowq >= 0).any():
             return np.zeros(shape), np.zeros(shape, dtype=bool)
+        if self.direct is not None:
+            return self._lookup_direct(rowq, docs)
         if self.doc_table is not None:
             code = np.searchsorted(self.doc_table, docs)
             np.minimum(code, len(self.doc_table) - 1, out=code)
@@ -363,8 +411,12 @@ def score(rank_query: np.ndarray, rankings: np.ndarray,
 
 def score_all(rank_query: np.ndarray, rankings: np.ndarray,
               qrel_query: np.ndarray, qrel_doc: np.ndarray, qrel_grade: np.ndarray,
-              flavours: Iterable[Flavour | str] = FLAVOURS.values()) -> dict[str, dict[str, np.ndarray]]:
-    """Same as :func:`score` for several flavours, sharing the grade lookup.
+              flavours: Iterable[Flavour | str] = FLAVOURS.values(),
+              workers: int = 1, check: bool = True) -> dict[str, dict[str, np.ndarray]]:
+    """Same as :func:`score` for several flavours, sharing the grade lookup; `workers` threads
+    score chunks of rows side by side. check=False skips the checks of each ranking (no key
+    after padding, no key twice), for callers whose rankings are known to pass them (stored
+    rankings: the database enforces both); a ranking breaking them then gives wrong numbers.
 
     Returns {flavour name: {metric name: (n,) float64}}; every array is a separate object.
     """
@@ -404,14 +456,12 @@ def score_all(rank_query: np.ndarray, rankings: np.ndarray,
     col = np.arange(depth, dtype=kdt)
     # Process rows grouped by query (see _Qrels.lookup); keep the given order if it already is.
     order = None if n < 2 or (rowq_all[1:] >= rowq_all[:-1]).all() else np.argsort(rowq_all, kind="stable")
-    step = max(1, _CHUNK_CELLS // max(depth, 1))
-    for s in range(0, n, step):
-        e = min(n, s + step)
+    def score_chunk(s: int, e: int) -> None:
         rows = slice(s, e) if order is None else order[s:e]
         docs = rk[rows]
         rowq = rowq_all[rows]
         valid = docs >= 0
-        if depth > 1:
+        if depth > 1 and check:
             bad = (valid[:, 1:] & ~valid[:, :-1]).any(axis=1)
             if bad.any():
                 r = np.arange(n)[rows][np.argmax(bad)]
@@ -466,6 +516,18 @@ def score_all(rank_query: np.ndarray, rankings: np.ndarray,
                 ideal = qrels.per_row(idcg[(f.gain, f.discount)], rowq)
                 ndcg_out[f.name][rows] = np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
             del g
+
+    step = max(1, _CHUNK_CELLS // max(depth, 1))
+    chunks = [(s, min(n, s + step)) for s in range(0, n, step)]
+    if workers > 1 and len(chunks) > 1:
+        # Chunks write disjoint rows of the outputs, and numpy releases the GIL in the heavy
+        # operations (sort, searchsorted, einsum, cumsum): threads share the work.
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for done in [pool.submit(score_chunk, s, e) for s, e in chunks]:
+                done.result()
+    else:
+        for s, e in chunks:
+            score_chunk(s, e)
 
     result: dict[str, dict[str, np.ndarray]] = {}
     for f in flist:

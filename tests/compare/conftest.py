@@ -1,5 +1,6 @@
-"""A pool with stored scores for the comparison tests: QueryScore rows inserted directly (seeded), so the
-figures on the pages can be checked against plain Python over the same rows.
+"""A pool with stored scores for the comparison tests: CellScore rows inserted directly (seeded), so the
+figures on the pages can be checked against plain Python over the same rows (read back per flavour
+through the QueryScore view).
 
 `scored`: 40 queries; configurations bm25 (two runs), dense (one run, 3 queries unranked) and hybrid
 (one run, 2 queries without a stored row); flavours exp and trec, with different values.
@@ -9,15 +10,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from django.db.models import FloatField
 
-from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore, cell_column
 
 N_QUERIES = 40
 
 
 def insert_scores(run, query_pks, flavour, rng, *, base=None, effect=0.0, unranked=(), judged=(0.85, 1.0)):
-    """Insert one QueryScore per query: NDCG around `base` (+ effect), other metrics random; queries in
-    `unranked` get has_ranking=False and every metric 0. Returns {query pk: {field: value}}."""
+    """Store one flavour's scores per query: NDCG around `base` (+ effect), other metrics random; queries
+    in `unranked` get has_ranking=False and every metric 0. A (run, query) stored already keeps its other
+    flavours' NDCG; P, recall, MRR, AP and judged@k are shared by flavours (see scoring.models), so the
+    last flavour stored sets them. Returns {query pk: {field: value}}."""
     n = len(query_pks)
     base = rng.uniform(0.1, 0.8, n) if base is None else np.asarray(base)
     rows, values = [], {}
@@ -31,13 +35,23 @@ def insert_scores(run, query_pks, flavour, rng, *, base=None, effect=0.0, unrank
             fields.setdefault(field, float(rng.uniform(0, 1)) if ranked else 0.0)
         for field in JUDGED_FIELDS.values():
             fields[field] = float(rng.uniform(*judged)) if ranked else 0.0
-        rows.append(
-            QueryScore(
-                run=run, query_id=query_pk, flavor=flavour, has_ranking=ranked, has_relevant=True, **fields
-            )
-        )
+        cells = {cell_column(flavour, field): value for field, value in fields.items()}
+        rows.append((query_pk, ranked, cells))
         values[query_pk] = fields
-    QueryScore.objects.bulk_create(rows)
+    stored = {c.query_id: c for c in CellScore.objects.filter(run=run, query_id__in=query_pks)}
+    zeros = {f.name: 0.0 for f in CellScore._meta.concrete_fields if isinstance(f, FloatField)}
+    new, changed = [], []
+    for query_pk, ranked, cells in rows:
+        if (cell := stored.get(query_pk)) is None:
+            cell = CellScore(run=run, query_id=query_pk, **zeros)
+            new.append(cell)
+        else:
+            changed.append(cell)
+        cell.has_ranking, cell.has_relevant = ranked, True
+        for column, value in cells.items():
+            setattr(cell, column, value)
+    CellScore.objects.bulk_create(new)
+    CellScore.objects.bulk_update(changed, ["has_ranking", "has_relevant", *zeros])
     return values
 
 

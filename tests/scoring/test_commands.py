@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from judgments.models import Judgment, Pool, Query, Run, SearchConfiguration, Team
 from scoring import metrics
-from scoring.models import QueryScore
+from scoring.models import CellScore, QueryScore
 
 
 def run_command(*args) -> str:
@@ -190,15 +190,15 @@ def test_progress_bar_on_a_terminal(db, files):
 def test_score_command_summary(db, files):
     run_command("import_qrels", "--pool", "web", files["grades.qrels"])
     run_command("import_run", "--pool", "web", "--configuration", "bm25", files["bm25.run"])
-    QueryScore.objects.all().delete()
+    CellScore.objects.all().delete()
     out = run_command("score", "--pool", "web", "-v", "2")
     assert out.startswith(
-        "web: 8 scores for 1 runs x 2 graded queries x 4 flavours (8 inserted, 0 updated, 0 deleted)"
+        "web: 2 cells for 1 runs x 2 graded queries, 4 flavours each (2 inserted, 0 updated, 0 deleted)"
     )
     assert "read grades" in out
     # scores already current: nothing is written
     assert "(0 inserted, 0 updated, 0 deleted)" in run_command("score", "--pool", "web")
-    QueryScore.objects.filter(flavor="trec").update(ndcg_10=-1)
+    CellScore.objects.update(trec_ndcg_10=-1)
     assert "(0 inserted, 2 updated, 0 deleted)" in run_command("score", "--pool", "web")
     with pytest.raises(CommandError, match="No pool named 'nope'"):
         run_command("score", "--pool", "nope")

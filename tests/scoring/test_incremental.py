@@ -10,7 +10,7 @@ from django.db import transaction
 from judgments import services as judgment_services
 from judgments.models import Document, Judgment, Pair, Pool, Query, SearchConfiguration
 from judgments.signals import grades_changed
-from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore
 from scoring.services import rescore_pool, rescore_queries
 
 VALUES = ("has_ranking", "has_relevant", *METRIC_FIELDS.values(), *JUDGED_FIELDS.values())
@@ -223,8 +223,8 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
         rankings = {f"t{q}": rng.sample([f"d{d}" for d in range(8)], 5) for q in range(12) if q % 5}
         judgment_services.record_run(config, rankings, source="api")  # scored at commit
     expected = values(snapshot(pool))
-    QueryScore.objects.filter(run__configuration__pool=pool, flavor="jk").update(ndcg_5=-1)
-    QueryScore.objects.filter(run__configuration__pool=pool, query__external_id="t3").delete()
+    CellScore.objects.filter(run__configuration__pool=pool).update(jk_ndcg_5=-1)
+    CellScore.objects.filter(run__configuration__pool=pool, query__external_id="t3").delete()
 
     monkeypatch.setattr(scoring.services, "BATCH_ENTRIES", 12)  # a few queries per batch
     started = []
@@ -237,18 +237,40 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
     monkeypatch.setattr(scoring.services, "_ReadAhead", Spy)
     summary = rescore_pool(pool)
     assert started and started[0] > 3
-    assert (summary.inserted, summary.updated, summary.deleted) == (2 * 4, 2 * 11, 0)
+    assert (summary.inserted, summary.updated, summary.deleted) == (2, 2 * 11, 0)
     assert values(snapshot(pool)) == expected
 
     # a failure on the reading connection reaches the caller, nothing is written, no thread is left
+    original_read_stored, original_sync = scoring.services._read_stored, scoring.services._sync_rows
+
     def broken(*args, **kwargs):
         raise RuntimeError("lost the reading connection")
 
     monkeypatch.setattr(scoring.services, "_read_stored", broken)
-    QueryScore.objects.filter(run__configuration__pool=pool, flavor="exp").update(mrr=-1)
+    CellScore.objects.filter(run__configuration__pool=pool).update(mrr=-1)
     with pytest.raises(RuntimeError, match="lost the reading connection"):
         rescore_pool(pool)
-    assert not [t for t in threading.enumerate() if t.name == "scoring-read-ahead"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("scoring-")]
+    assert set(
+        QueryScore.objects.filter(run__configuration__pool=pool, flavor="exp").values_list("mrr", flat=True)
+    ) == {-1}
+
+    # a failure on the writing side (the thread that writes behind) reaches the caller too, and the
+    # transaction is rolled back: the rows written for earlier batches are gone again
+    monkeypatch.setattr(scoring.services, "_read_stored", original_read_stored)
+    writes = []
+
+    def failing_sync(cursor, rows, stored):
+        writes.append(len(rows))
+        if len(writes) == 2:
+            raise RuntimeError("disk full")
+        return original_sync(cursor, rows, stored)
+
+    monkeypatch.setattr(scoring.services, "_sync_rows", failing_sync)
+    with pytest.raises(RuntimeError, match="disk full"):
+        rescore_pool(pool)
+    assert len(writes) >= 2
+    assert not [t for t in threading.enumerate() if t.name.startswith("scoring-")]
     assert set(
         QueryScore.objects.filter(run__configuration__pool=pool, flavor="exp").values_list("mrr", flat=True)
     ) == {-1}

@@ -404,8 +404,17 @@ def test_chunking_and_row_order_do_not_matter(monkeypatch):
             np.testing.assert_allclose(grouped[f][m], base[f][m][order], rtol=0, atol=1e-15)
 
 
+@pytest.fixture(params=["direct table", "binary search"])
+def lookup(request, monkeypatch):
+    """Run a test with each way _Qrels looks grades up (see _Qrels._direct_table)."""
+    if request.param == "binary search":
+        monkeypatch.setattr(metrics, "DIRECT_TABLE_MIN", 0)
+        monkeypatch.setattr(metrics, "DIRECT_TABLE_FACTOR", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("offset", [2**55, 2**61])
-def test_large_keys(offset):
+def test_large_keys(offset, lookup):
     # 2**55: packed sort does not fit -> argsort path; 2**61: combined key would overflow ->
     # dense document codes. Both must give the same numbers.
     rng = np.random.default_rng(6)
@@ -515,7 +524,7 @@ def test_matches_reference_implementation(problem):
                                        err_msg=f"{f.name} {name}")
 
 
-def test_matches_reference_on_random_arrays():
+def test_matches_reference_on_random_arrays(lookup):
     rng = np.random.default_rng(7)
     for _ in range(5):
         problem = random_problem(rng, n=300, nq=20, ndoc=150, depth=int(rng.integers(1, 130)))
@@ -525,3 +534,36 @@ def test_matches_reference_on_random_arrays():
             for name in METRICS + JUDGED:
                 np.testing.assert_allclose(got[f.name][name], want[name], rtol=0, atol=1e-12,
                                            err_msg=f"{f.name} {name}")
+
+
+def test_the_direct_table_is_used_for_compact_keys_and_handles_shared_documents():
+    rng = np.random.default_rng(8)
+    problem = random_problem(rng, n=200, nq=10, ndoc=60, depth=30)
+    qrels = metrics._Qrels(*problem[2:])
+    assert qrels.direct is not None and qrels.direct_shared  # 10 queries judge from the same 60 docs
+    spread = metrics._Qrels(problem[2], problem[3] * 10**9, problem[4])
+    assert spread.direct is None  # keys spread too far apart: binary search
+
+
+def test_threads_score_exactly_as_one(monkeypatch):
+    monkeypatch.setattr(metrics, "_CHUNK_CELLS", 5000)  # many chunks for the threads to share
+    rng = np.random.default_rng(5)
+    n, depth = 3000, 60
+    rank_query = np.sort(rng.integers(0, 300, n))
+    docs = np.stack([rng.permutation(400)[:depth] for _ in range(n)])
+    for row, length in enumerate(rng.integers(0, depth + 1, n)):
+        docs[row, length:] = -1  # rankings of every length, padded on the right
+    qrel_query = np.repeat(np.arange(300), 40)
+    qrel_doc = np.concatenate([rng.permutation(400)[:40] for _ in range(300)])
+    qrel_grade = rng.integers(0, 5, len(qrel_doc)) / rng.integers(1, 3, len(qrel_doc))
+    one = score_all(rank_query, docs, qrel_query, qrel_doc, qrel_grade)
+    two = score_all(rank_query, docs, qrel_query, qrel_doc, qrel_grade, workers=2)
+    assert one.keys() == two.keys()
+    for flavour in one:
+        for metric in one[flavour]:
+            assert np.array_equal(one[flavour][metric], two[flavour][metric]), (flavour, metric)
+    assert one["exp"]["ndcg@10"].max() > 0
+    # an error in any chunk still reaches the caller
+    docs[-1, :2] = [7, 7]
+    with pytest.raises(ValueError, match=f"ranking row {n - 1}: duplicate document key"):
+        score_all(rank_query, docs, qrel_query, qrel_doc, qrel_grade, workers=2)

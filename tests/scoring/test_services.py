@@ -4,12 +4,13 @@ and the leaderboard means."""
 
 from math import log2
 
+import numpy as np
 import pytest
 
 from judgments import services as judgment_services
 from judgments.imports import import_run
 from judgments.models import Document, Pair, Pool, Query, SearchConfiguration
-from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore
 from scoring.services import configuration_means, pool_grades, rescore_pool
 
 COLUMNS = {**METRIC_FIELDS, **JUDGED_FIELDS}
@@ -177,8 +178,8 @@ def test_rescore_pool_replaces_only_this_pools_rows(pool, rater, configuration, 
     )
     rescore_pool(other_pool)
     summary = rescore_pool(pool)
-    assert (summary.runs, summary.queries, summary.rows) == (1, 1, 4)
-    QueryScore.objects.filter(run=run).update(ndcg_10=0.123)
+    assert (summary.runs, summary.queries, summary.rows) == (1, 1, 1)
+    CellScore.objects.filter(run=run).update(exp_ndcg_10=0.123)
     rescore_pool(pool)
     assert QueryScore.objects.get(run=run, flavor="exp").ndcg_10 == 1.0
     assert QueryScore.objects.filter(run=other_run).count() == 4
@@ -290,19 +291,16 @@ def test_a_full_recompute_writes_only_what_differs_and_removes_stray_rows(pool, 
     judge(pool, rater, "q2", "d2", 1)
     run = submit(configuration, {"q1": ["d1"], "q2": ["d2"]})
     first = rescore_pool(pool)
-    assert (first.rows, first.inserted, first.updated, first.deleted) == (8, 8, 0, 0)
+    assert (first.rows, first.inserted, first.updated, first.deleted) == (2, 2, 0, 0)
     again = rescore_pool(pool)
-    assert (again.rows, again.inserted, again.updated, again.deleted) == (8, 0, 0, 0)
+    assert (again.rows, again.inserted, again.updated, again.deleted) == (2, 0, 0, 0)
 
-    spoiled = QueryScore.objects.get(run=run, query__external_id="q1", flavor="exp")
-    stray = QueryScore.objects.get(run=run, query__external_id="q1", flavor="trec")
-    stray.pk, stray.flavor = None, "retired"  # a flavour no longer computed
-    stray.save()
-    QueryScore.objects.filter(pk=spoiled.pk).update(mrr=0.5, has_relevant=False)
+    CellScore.objects.filter(run=run, query__external_id="q1").update(mrr=0.5, has_relevant=False)
     Judgment.objects.filter(pair__query__external_id="q2").delete()  # q2 has no grade any more
     fixed = rescore_pool(pool)
-    assert (fixed.rows, fixed.inserted, fixed.updated, fixed.deleted) == (4, 0, 1, 5)
-    assert QueryScore.objects.get(pk=spoiled.pk).mrr == 1.0
+    assert (fixed.rows, fixed.inserted, fixed.updated, fixed.deleted) == (1, 0, 1, 1)
+    assert QueryScore.objects.get(run=run, query__external_id="q1", flavor="exp").mrr == 1.0
+    assert QueryScore.objects.get(run=run, query__external_id="q1", flavor="judged").mrr == 1.0
     assert set(QueryScore.objects.filter(run=run).values_list("query__external_id", "flavor")) == {
         ("q1", "exp"),
         ("q1", "trec"),
@@ -393,3 +391,68 @@ def test_pool_grades_ignore_other_pools_judgments_between_this_pools_pairs(
     assert got == {("q1", "d1"): 3.0, ("q1", "d2"): 2.5, ("q2", "d3"): 0.0, ("q2", "d1"): 4.0}
     assert list(grades.query) == sorted(grades.query)
     assert len(pool_grades(other)) == others
+
+
+@pytest.mark.parametrize("rule", ["mean", "median", "majority", "min", "max"])
+def test_whole_pool_grades_equal_the_per_query_path(pool, raters, site_admin, rule):
+    """pool_grades(pool) reads pairs and judgments apart (and sums per pair for the mean); with
+    query_ids it joins in SQL and combines with combine_grades: both must give the same grades."""
+    import random
+
+    rng = random.Random(11)
+    for q in range(8):
+        for d in range(10):
+            for rater in rng.sample(raters, rng.randint(0, len(raters))):
+                if rng.random() < 0.1:
+                    judge(pool, rater, f"q{q}", f"d{d}", cant_judge=True)
+                else:
+                    judge(pool, rater, f"q{q}", f"d{d}", rng.randint(0, 4))
+            if rng.random() < 0.1:
+                pair = Pair.objects.filter(
+                    pool=pool, query__external_id=f"q{q}", document__external_id=f"d{d}"
+                )
+                if pair.exists():
+                    judgment_services.set_final_grade(pair.get(), rng.randint(0, 4), site_admin)
+    pool.combine_rule = rule
+    pool.save()
+    whole = pool_grades(pool)
+    per_query = pool_grades(pool, Query.objects.filter(pool=pool).values_list("pk", flat=True))
+    assert len(whole) > 40
+    for column in ("query", "doc", "grade"):
+        assert np.array_equal(getattr(whole, column), getattr(per_query, column)), column
+
+
+# --- Storage: one CellScore row per (run, query), read per flavour through the QueryScore view ----------
+
+
+def test_the_view_shows_each_flavour_from_one_stored_row(graded_pool):
+    cell = CellScore.objects.get(run=graded_pool)
+    assert QueryScore.objects.filter(run=graded_pool).count() == 4
+    for flavour in ("exp", "trec", "jk", "judged"):
+        row = QueryScore.objects.get(run=graded_pool, flavor=flavour)
+        assert row.ndcg_10 == getattr(cell, f"{flavour}_ndcg_10")
+        assert row.judged_10 == cell.judged_10
+        # P, recall, MRR and AP: kept-unjudged columns, or the condensed ones for "judged"
+        prefix = "c_" if flavour == "judged" else ""
+        assert (row.p_3, row.ap) == (getattr(cell, f"{prefix}p_3"), getattr(cell, f"{prefix}ap"))
+    # d5 (rank 2) is unjudged: removing it moves d1 (relevant) from rank 3 to rank 2; 3 relevant in all
+    assert (cell.ap, cell.c_ap) == (pytest.approx((1 + 2 / 3) / 3), pytest.approx((1 + 1) / 3))
+
+
+def test_deleting_runs_or_queries_by_any_means_removes_their_scores(pool, rater, configuration, team):
+    from django.db import connection
+
+    judge(pool, rater, "q1", "d1", 2)
+    judge(pool, rater, "q2", "d2", 1)
+    run = submit(configuration, {"q1": ["d1"], "q2": ["d2"]})
+    other = submit(SearchConfiguration.objects.create(pool=pool, team=team, name="x"), {"q1": ["d1"]})
+    rescore_pool(pool)
+    assert CellScore.objects.count() == 4
+    with connection.cursor() as cursor:  # plain SQL: no Django cascade, the trigger does it
+        cursor.execute("DELETE FROM judgments_ranking WHERE run_id = %s", [other.pk])
+        cursor.execute("DELETE FROM judgments_run WHERE id = %s", [other.pk])
+    assert set(CellScore.objects.values_list("run_id", flat=True)) == {run.pk}
+    Query.objects.filter(pool=pool, external_id="q2").delete()  # the ORM: Django's cascade
+    assert list(CellScore.objects.values_list("query__external_id", flat=True)) == ["q1"]
+    run.delete()
+    assert not CellScore.objects.exists() and not QueryScore.objects.exists()

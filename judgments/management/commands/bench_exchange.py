@@ -305,7 +305,7 @@ class Command(BaseCommand):
                 for sql in (
                     "DELETE FROM judgments_judgmentchange WHERE pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)",
                     "DELETE FROM judgments_judgment WHERE pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)",
-                    "DELETE FROM scoring_queryscore WHERE run_id IN (SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id WHERE c.pool_id = %s)",
+                    "DELETE FROM scoring_cellscore WHERE run_id IN (SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id WHERE c.pool_id = %s)",
                     "DELETE FROM judgments_ranking WHERE run_id IN (SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id WHERE c.pool_id = %s)",
                     "DELETE FROM judgments_run WHERE configuration_id IN (SELECT id FROM judgments_searchconfiguration WHERE pool_id = %s)",
                     "DELETE FROM judgments_searchconfiguration WHERE pool_id = %s",

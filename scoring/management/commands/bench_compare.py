@@ -2,7 +2,7 @@
 
 Builds a throw-away pool "bench-compare-<time>" (deleted at the end unless --keep): --queries queries,
 --configurations configurations with --runs runs each (the previous run feeds the leaderboard's
-"change"), and one stored score row per (run, query, flavour), written by binary COPY straight from
+"change"), and one stored CellScore row per (run, query) with every flavour, written by binary COPY from
 numpy (no ranking, no grade: these pages read stored scores only). Then it requests, through the
 Django test Client as an engineer of the pool (middleware, view, SQL, numpy and template included):
 
@@ -25,13 +25,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
+from django.db.models import BooleanField, FloatField
 from django.test import Client
 from django.urls import reverse
 
 from judgments import access
 from judgments.models import Pool, Query, Run, SearchConfiguration, Team
 from scoring import comparison
-from scoring.models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from scoring.models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore, cell_column
 
 TARGET_MS = 300.0
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
@@ -120,48 +121,49 @@ class Command(BaseCommand):
                 for index, run in enumerate(run_rows):
                     c, r = index % n_configurations, index // n_configurations
                     shift = quality[c] + 0.01 * (r - n_runs + 1)
-                    for flavour, _ in FLAVOUR_CHOICES:
-                        copy.write(self._score_rows(run.pk, query_ids, flavour, difficulty + shift))
+                    copy.write(self._score_rows(run.pk, query_ids, difficulty + shift))
                 copy.write(_COPY_TRAILER)
         with connection.cursor() as cursor:  # fresh planner statistics, as autovacuum would give soon after
-            cursor.execute(f"ANALYZE {QueryScore._meta.db_table}")
+            cursor.execute(f"ANALYZE {CellScore._meta.db_table}")
         return pool, user
 
     @staticmethod
-    def _columns(flavour: str) -> list[tuple[str, str]]:
-        return [
-            ("run_id", ">i8"),
-            ("query_id", ">i8"),
-            ("flavor", f"S{len(flavour)}"),
-            ("has_ranking", "u1"),
-            ("has_relevant", "u1"),
-            *((field, ">f8") for field in (*METRIC_FIELDS.values(), *JUDGED_FIELDS.values())),
-            ("updated_at", ">i8"),
+    def _columns() -> list[tuple[str, str]]:
+        values = [
+            (f.column, "u1" if isinstance(f, BooleanField) else ">f8")
+            for f in CellScore._meta.concrete_fields
+            if isinstance(f, (BooleanField, FloatField))
         ]
+        return [("run_id", ">i8"), ("query_id", ">i8"), *values, ("updated_at", ">i8")]
 
     def _copy_sql(self) -> str:
-        names = ", ".join(name for name, _ in self._columns("exp"))
-        return f"COPY {QueryScore._meta.db_table} ({names}) FROM STDIN (FORMAT BINARY)"
+        names = ", ".join(name for name, _ in self._columns())
+        return f"COPY {CellScore._meta.db_table} ({names}) FROM STDIN (FORMAT BINARY)"
 
-    def _score_rows(self, run_id: int, query_ids: np.ndarray, flavour: str, level: np.ndarray) -> bytes:
+    def _score_rows(self, run_id: int, query_ids: np.ndarray, level: np.ndarray) -> bytes:
+        """One CellScore row per query: every flavour's NDCG near `level`, the shared metrics too."""
         n = len(query_ids)
-        rows = _binary_rows(self._columns(flavour), n)
+        rows = _binary_rows(self._columns(), n)
         rows["run_id"] = run_id
         rows["query_id"] = query_ids
-        rows["flavor"] = flavour.encode()
         ranked = self.rng.random(n) > 0.005  # a few queries without a ranking: every metric 0
         rows["has_ranking"] = ranked
         rows["has_relevant"] = 1
         ndcg10 = np.clip(level + self.rng.normal(0, 0.15, n), 0, 1)
-        for k, spread in ((3, -0.06), (5, -0.03), (10, 0.0), (100, 0.04)):
-            rows[f"ndcg_{k}"] = np.clip(ndcg10 + spread + self.rng.normal(0, 0.05, n), 0, 1)
-        for field in METRIC_FIELDS.values():
-            if not field.startswith("ndcg"):
-                rows[field] = np.clip(ndcg10 + self.rng.normal(-0.1, 0.15, n), 0, 1)
-        for field in JUDGED_FIELDS.values():
-            rows[field] = np.clip(self.rng.normal(0.95, 0.05, n), 0, 1)
-        for field in (*METRIC_FIELDS.values(), *JUDGED_FIELDS.values()):
-            rows[field] = np.where(ranked, rows[field], 0.0)
+        for f, (flavour, _) in enumerate(FLAVOUR_CHOICES):
+            for k, spread in ((3, -0.06), (5, -0.03), (10, 0.0), (100, 0.04)):
+                noise = self.rng.normal(0, 0.05, n) if k != 10 else 0.0
+                rows[cell_column(flavour, f"ndcg_{k}")] = np.clip(ndcg10 + spread + 0.01 * f + noise, 0, 1)
+        metric_columns = {
+            cell_column(flavour, c) for flavour, _ in FLAVOUR_CHOICES for c in METRIC_FIELDS.values()
+        }
+        for column in metric_columns:
+            if "ndcg" not in column:
+                rows[column] = np.clip(ndcg10 + self.rng.normal(-0.1, 0.15, n), 0, 1)
+        for column in JUDGED_FIELDS.values():
+            rows[column] = np.clip(self.rng.normal(0.95, 0.05, n), 0, 1)
+        for column in (*metric_columns, *JUDGED_FIELDS.values()):
+            rows[column] = np.where(ranked, rows[column], 0.0)
         rows["updated_at"] = int((datetime.now(UTC) - _PG_EPOCH).total_seconds() * 1_000_000)
         return rows.tobytes()
 
@@ -170,7 +172,7 @@ class Command(BaseCommand):
         pool_id = self.pool.pk
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                f"DELETE FROM {QueryScore._meta.db_table} s USING judgments_run r, judgments_searchconfiguration c"
+                f"DELETE FROM {CellScore._meta.db_table} s USING judgments_run r, judgments_searchconfiguration c"
                 " WHERE s.run_id = r.id AND r.configuration_id = c.id AND c.pool_id = %s",
                 [pool_id],
             )

@@ -232,7 +232,7 @@ class Command(BaseCommand):
         run during the measurements."""
         self._note("vacuum analyze of the loaded tables")
         with connection.cursor() as cursor:
-            for table in ("judgments_pair", "judgments_judgment", "judgments_ranking", "scoring_queryscore"):
+            for table in ("judgments_pair", "judgments_judgment", "judgments_ranking", "scoring_cellscore"):
                 cursor.execute(f"VACUUM ANALYZE {table}")
 
     def _full_recompute(self, figures: dict, case: str) -> None:
@@ -242,9 +242,9 @@ class Command(BaseCommand):
         mine = "s.run_id = r.id AND r.configuration_id = c.id AND c.pool_id = %s"
         prepare = {
             "current": None,
-            "stale": "UPDATE scoring_queryscore s SET ndcg_10 = -1"
+            "stale": "UPDATE scoring_cellscore s SET exp_ndcg_10 = -1"
             f" FROM judgments_run r, judgments_searchconfiguration c WHERE {mine}",
-            "empty": "DELETE FROM scoring_queryscore s USING judgments_run r, judgments_searchconfiguration c"
+            "empty": "DELETE FROM scoring_cellscore s USING judgments_run r, judgments_searchconfiguration c"
             f" WHERE {mine}",
         }[case]
         if prepare:
@@ -412,7 +412,7 @@ class Command(BaseCommand):
         )
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                "DELETE FROM scoring_queryscore s USING judgments_run r, judgments_searchconfiguration c"
+                "DELETE FROM scoring_cellscore s USING judgments_run r, judgments_searchconfiguration c"
                 " WHERE s.run_id = r.id AND r.configuration_id = c.id AND c.pool_id = %s",
                 [pool_id],
             )
