@@ -8,8 +8,9 @@
    same rows. Target: <= 1.5x.
 
 Each side is timed as a whole process (interpreter and Django start-up included for ours), and ours
-also in-process through call_command (start-up excluded); every timing is the best of --repeat. The
-pools it creates are deleted at the end (unless --keep). Figures go to stdout.
+also in-process through call_command (start-up excluded). Every timing is the best of --repeat rounds,
+each round running psql, our process and our call_command in turn. The pools it creates are deleted
+at the end (unless --keep). Figures go to stdout.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--run-lines", type=int, default=500_000)
         parser.add_argument("--judgments", type=int, default=1_000_000)
-        parser.add_argument("--repeat", type=int, default=3, help="timings are the best of this many")
+        parser.add_argument("--repeat", type=int, default=5, help="timings are the best of this many rounds")
         parser.add_argument("--keep", action="store_true", help="keep the benchmark pools")
         parser.add_argument("--only", choices=["import", "export"], help="run one of the two benchmarks")
 
@@ -94,12 +95,15 @@ class Command(BaseCommand):
             env["PGPASSWORD"] = connection.settings_dict["PASSWORD"]
         return env
 
-    def _time(self, repeat: int, action) -> float:
-        best = float("inf")
+    def _time(self, repeat: int, *actions) -> list[float]:
+        """The best time of each action over `repeat` rounds; every round runs them all in turn, so
+        that a busy spell of the shared machine falls on every side rather than on one."""
+        best = [float("inf")] * len(actions)
         for _ in range(repeat):
-            start = time.perf_counter()
-            action()
-            best = min(best, time.perf_counter() - start)
+            for i, action in enumerate(actions):
+                start = time.perf_counter()
+                action()
+                best[i] = min(best[i], time.perf_counter() - start)
         return best
 
     def _run_psql(self, *extra: str, stdout=subprocess.DEVNULL) -> None:
@@ -190,9 +194,7 @@ class Command(BaseCommand):
                     "-c", f"TRUNCATE {table}", "-c", f"\\copy {table} FROM '{path}' WITH (DELIMITER ' ')"
                 )
 
-            psql = self._time(repeat, psql_copy)
-            process = self._time(repeat, ours_process)
-            inprocess = self._time(repeat, ours_inprocess)
+            psql, process, inprocess = self._time(repeat, psql_copy, ours_process, ours_inprocess)
             with connection.cursor() as cursor:
                 cursor.execute(f"SELECT count(*) FROM {table}")
                 copied = cursor.fetchone()[0]
@@ -277,9 +279,7 @@ class Command(BaseCommand):
             with open(out_ours, "w") as out:
                 call_command("export_qrels", "--pool", name, stdout=out, stderr=io.StringIO())
 
-        psql = self._time(repeat, psql_copy)
-        process = self._time(repeat, ours_process)
-        inprocess = self._time(repeat, ours_inprocess)
+        psql, process, inprocess = self._time(repeat, psql_copy, ours_process, ours_inprocess)
         ours_lines = sorted(out_ours.read_text().splitlines())
         theirs = sorted(out_psql.read_text().splitlines())
         if ours_lines != theirs:
