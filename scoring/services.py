@@ -877,7 +877,8 @@ def on_pool_saved(sender, instance: Pool, created: bool = False, **kwargs) -> No
 class RunMeans:
     """Means of one run's stored scores over every graded query of the pool (missing rankings count 0).
 
-    means: {metric: mean} for every name in metrics.METRICS and metrics.JUDGED (None when n_queries is 0).
+    means: {metric: mean} for every name in metrics.METRICS (None when n_queries is 0) and metrics.JUDGED
+    (judged@k over the queries the run ranked, as on the leaderboard; None when it ranked none).
     n_missing: graded queries the run has no ranking for; n_no_relevant: graded queries with no
     document of grade >= 1 (both are included in n_queries and in the means, with their scores).
     """
@@ -908,7 +909,11 @@ def configuration_means(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR) -> l
     (and of the previous run) in `flavour`, by SQL AVG over the stored rows. Nothing is recomputed."""
     if flavour not in metrics.FLAVOURS:
         raise ValueError(f"unknown flavour {flavour!r}; expected one of {FLAVOUR_NAMES}")
-    averages = ", ".join(f"avg(s.{column})" for column in SCORE_COLUMNS.values())
+    # judged@k: over the queries the run ranked (an unranked query's row holds 0), as the leaderboard.
+    averages = ", ".join(
+        f"avg(s.{column}) FILTER (WHERE s.has_ranking)" if metric in metrics.JUDGED else f"avg(s.{column})"
+        for metric, column in SCORE_COLUMNS.items()
+    )
     sql = f"""
         WITH runs AS (
             SELECT r.id, r.configuration_id,

@@ -183,7 +183,9 @@ def ensure_running(pgdata: Path) -> Running:
             )
         socket_dir = _socket_dir(pgdata, user)
         log = pgdata / "server.log"
-        options = f'-h "" -k {socket_dir} -c max_connections=200 -c shared_buffers=256MB'
+        # max_wal_size: bulk imports and full recomputes write GBs of WAL; with the default 1GB they
+        # force checkpoints (and full-page writes after each) in the middle of the work.
+        options = f'-h "" -k {socket_dir} -c max_connections=200 -c shared_buffers=256MB -c max_wal_size=4GB'
         _run(
             [
                 str(bin_dir() / "pg_ctl"),

@@ -203,15 +203,18 @@ def test_configuration_means_lists_configurations_with_runs_by_name(
     pool, rater, configuration, other_configuration
 ):
     judge(pool, rater, "q1", "d1", 2)
-    submit(other_configuration, {"q1": ["d2", "d1"]})
-    submit(configuration, {"q1": ["d1"]})
+    judge(pool, rater, "q2", "d3", 1)
+    submit(other_configuration, {"q1": ["d2", "d1"]})  # q2 not ranked: scores 0, judged@k not counted
+    submit(configuration, {"q1": ["d1"], "q2": ["d3"]})
     SearchConfiguration.objects.create(pool=pool, team=configuration.team, name="no-runs-yet")
     rescore_pool(pool)
     means = configuration_means(pool, "trec")
     assert [m.configuration.name for m in means] == ["bm25", "dense"]
     assert means[0].previous is None and means[0].change("ndcg@3") is None
-    assert means[1].current.means["ndcg@3"] == pytest.approx(1 / log2(3))
-    assert means[1].current.means["judged@3"] == pytest.approx(1 / 2)
+    assert means[1].current.means["ndcg@3"] == pytest.approx(1 / log2(3) / 2)
+    assert (means[1].current.n_queries, means[1].current.n_missing) == (2, 1)
+    assert means[1].current.means["judged@3"] == pytest.approx(1 / 2)  # q1 only: d2 is unjudged
+    assert means[0].current.means["judged@3"] == 1.0
     assert set(means[0].current.means) == set(COLUMNS)
     with pytest.raises(ValueError, match="unknown flavour"):
         configuration_means(pool, "linear")
