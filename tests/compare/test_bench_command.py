@@ -13,7 +13,8 @@ def test_bench_compare_prints_figures_and_cleans_up(db):
     out, err = StringIO(), StringIO()
     call_command("bench_compare", queries=60, configurations=4, runs=2, requests=2, stdout=out, stderr=err)
     text = out.getvalue()
-    assert "4 configurations x 60 queries, 1,920 stored score rows" in text  # 4 x 2 runs x 60 x 4 flavours
+    # 4 configurations x 2 runs x 60 queries, 4 flavours each
+    assert "4 configurations x 60 queries, 480 stored (run, query) rows = 1,920 scores" in text
     for label in (
         "leaderboard page",
         "A vs B page",

@@ -227,10 +227,12 @@ class Command(BaseCommand):
 
         n_queries = Query.objects.filter(pool=pool).count()
         n_configurations = SearchConfiguration.objects.filter(pool=pool).count()
-        n_rows = QueryScore.objects.filter(run__configuration__pool=pool).count()
+        n_rows = CellScore.objects.filter(run__configuration__pool=pool).count()
+        n_scores = QueryScore.objects.filter(run__configuration__pool=pool).count()
         self.stdout.write(
-            f"bench_compare: {n_configurations} configurations x {n_queries:,} queries, "
-            f"{n_rows:,} stored score rows; {n} requests per page after a warm-up (Django test Client)"
+            f"bench_compare: {n_configurations} configurations x {n_queries:,} queries, {n_rows:,} stored "
+            f"(run, query) rows = {n_scores:,} scores in the flavour view; {n} requests per page after a "
+            "warm-up (Django test Client)"
         )
         leaderboard = self._time("leaderboard page", get(leaderboard_url), n)
         compare = self._time(f"A vs B page ({a} vs {b})", get(compare_url), n)
