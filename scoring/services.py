@@ -54,6 +54,9 @@ FLAVOUR_NAMES: tuple[str, ...] = tuple(metrics.FLAVOURS)
 SCORE_COLUMNS: dict[str, str] = {**METRIC_FIELDS, **JUDGED_FIELDS}
 # Ranked entries read per batch (rankings x padded width): bounds memory whatever the pool size.
 BATCH_ENTRIES = 5_000_000
+# Batches the reading connection may hold ready (each about BATCH_ENTRIES x 8 bytes of rankings and the
+# batch's stored rows): enough to keep reading while the grades are read and combined.
+READ_AHEAD_BATCHES = 3
 # Threads that score a batch side by side (numpy releases the GIL), from this many ranked entries on.
 SCORING_THREADS = min(2, os.cpu_count() or 1)
 THREADED_ENTRIES = 1_000_000
@@ -755,7 +758,7 @@ class _ReadAhead:
     thread starts at once (the first batch loads while the caller reads the grades); close() stops it."""
 
     def __init__(self, load, batches: Sequence[_Batch]):
-        self.results: queue.Queue = queue.Queue(maxsize=1)
+        self.results: queue.Queue = queue.Queue(maxsize=READ_AHEAD_BATCHES)
         self.stop = threading.Event()
         self.worker = threading.Thread(
             target=self._work, args=(load, batches), name="scoring-read-ahead", daemon=True
