@@ -18,14 +18,26 @@ from .metrics import CUTOFFS
 from .models import METRIC_FIELDS
 from .views import configuration_or_404, get_option, scored_pool_or_404, selected_configurations
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?inf|nan")
+
+
+def _cell(value):
+    """A text cell that a spreadsheet would run as a formula (a configuration named "=HYPERLINK(...)")
+    gets a leading apostrophe, as OWASP advises; numbers such as "-0.031" stay as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
 
 def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
+    """These files are read in spreadsheets, so text cells are escaped against formulas (_cell)."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", filename)  # names may hold quotes or slashes
     response["Content-Disposition"] = f'attachment; filename="{safe}"'
     writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerow([_cell(name) for name in header])
+    writer.writerows([_cell(value) for value in row] for row in rows)
     return response
 
 

@@ -169,6 +169,32 @@ def test_leaderboard_csv_holds_the_stored_means(client, scored, engineer):
     assert int(rows["dense"]["queries_without_ranking"]) == 3
 
 
+def test_csv_text_cells_cannot_run_as_spreadsheet_formulas(client, scored, engineer):
+    scored.hybrid.name = '=HYPERLINK("http://evil.example","x")'
+    scored.hybrid.save()
+    response = _get(
+        client, engineer, reverse("scoring:leaderboard-csv", args=[scored.pool.name]) + "?flavour=trec"
+    )
+    rows = {r["configuration"]: r for r in _csv(response)}
+    assert '\'=HYPERLINK("http://evil.example","x")' in rows
+    assert "bm25" in rows  # plain names untouched
+    # negative numbers are numbers, not formulas: the change since the previous run of bm25 is one
+    changes = [float(r["change_ndcg@10"]) for r in rows.values() if r.get("change_ndcg@10")]
+    assert changes, rows["bm25"].keys()
+    from scoring.views_csv import _cell
+
+    assert [_cell(v) for v in ("-0.031", "+1e-3", "-inf", "-x", "@sum", "\tA", "a=b", 0.5)] == [
+        "-0.031",
+        "+1e-3",
+        "-inf",
+        "'-x",
+        "'@sum",
+        "'\tA",
+        "a=b",
+        0.5,
+    ]
+
+
 def test_leaderboard_never_recomputes_scores(client, scored, engineer, monkeypatch):
     from scoring import services as scoring_services
 
