@@ -125,8 +125,8 @@ else:
         "CONN_MAX_AGE": 60,
     }
 default_db["CONN_HEALTH_CHECKS"] = True
-# Scores are read by index ranges over (run, flavour, query); with SSD-era storage PostgreSQL's default
-# random_page_cost (4) makes the planner prefer scans that read 4x the pages (see bench_compare).
+# Scores are read by index ranges over (run, query); with SSD-era storage PostgreSQL's default
+# random_page_cost (4) makes the planner prefer scans that read more pages (see bench_compare).
 default_db.setdefault("OPTIONS", {})
 default_db["OPTIONS"].setdefault("options", "-c random_page_cost=" + os.environ.get("PG_RANDOM_PAGE_COST", "1.1"))
 default_db["TEST"] = {"NAME": os.environ.get("TEST_DB_NAME", "test_judgments")}

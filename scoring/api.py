@@ -81,7 +81,7 @@ FLAVOR_PARAM = OpenApiParameter("flavor", str, enum=list(metrics.FLAVOURS))
     )
 )
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
-    """Stored per-query scores: one row per (run, query, flavour) with every metric. Without `run`,
+    """Stored per-query scores, shown one row per (run, query, flavour) with every metric. Without `run`,
     only each configuration's current run."""
 
     serializer_class = QueryScoreSerializer

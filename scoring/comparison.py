@@ -103,10 +103,11 @@ class RunSummary:
 def _plan_for_memory(cursor) -> None:
     """Tell the planner, for this transaction, that score pages are read from memory.
 
-    With the default random_page_cost (4, spinning disks) PostgreSQL reads a run's rows through the
-    run_id index and filters the other flavours out, touching four times the pages; costed as
-    memory-resident it uses the (run, flavour, query) index and reads one flavour only (3-4x faster
-    on 50 configurations x 5,000 queries)."""
+    Measured when scores were stored one row per flavour: with the default random_page_cost (4,
+    spinning disks) PostgreSQL read a run's rows through the run_id index and filtered the other
+    flavours out, touching four times the pages; costed as memory-resident it used the (run, flavour,
+    query) index (3-4x faster on 50 configurations x 5,000 queries). The wide rows (scoring.models)
+    are read through their (run, query) index either way; the setting stays for the other reads."""
     cursor.execute("SELECT set_config('random_page_cost', '1.1', true)")
 
 
