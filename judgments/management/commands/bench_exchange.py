@@ -60,7 +60,7 @@ class Command(BaseCommand):
                 self.cleanup()
         self.stdout.write("")
         self.stdout.write("Summary (ratio = ours / psql; target <= 1.5x; process = a whole manage.py run,")
-        self.stdout.write("in-process = the command's work without starting Python and Django, about 0.6 s)")
+        self.stdout.write("in-process = the command's work without starting Python and Django)")
         for name, (ours_process, ours_inprocess, psql) in results.items():
             verdicts = [
                 f"{label} {'ok' if ours / psql <= TARGET else 'MISSED'}"
