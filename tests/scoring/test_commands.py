@@ -279,3 +279,14 @@ def test_export_scores_values_are_not_rounded(scored):
         ).ndcg_3
     )
     assert len(repr(old_q1["value"])) > 8
+
+
+def test_command_input_gives_lines_or_the_whole_file_and_closes_it(tmp_path):
+    from judgments.management.commands._exchange import _Lines
+
+    path = tmp_path / "x.run"
+    path.write_bytes(b"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n")
+    handle = open(path, "rb")  # noqa: SIM115 - _Lines closes it
+    assert list(_Lines(handle, None)) == [b"q1 Q0 d1 1 2 t\n", b"q1 Q0 d2 2 1 t\n"] and handle.closed
+    handle = open(path, "rb")  # noqa: SIM115
+    assert _Lines(handle, None).read() == path.read_bytes() and handle.closed

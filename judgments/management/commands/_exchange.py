@@ -36,38 +36,58 @@ def wants_progress(command) -> bool:
 
 
 def input_lines(command, path: str, *, desc: str) -> tuple[Iterable[bytes], str]:
-    """The file (or stdin for "-") as binary lines, with a byte-count progress bar on a terminal."""
+    """The file (or stdin for "-") as binary lines, with a byte-count progress bar on a terminal.
+    A reader that wants the whole file at once (the run import's fast path) calls its read()."""
     if path == "-":
         handle, name, size = sys.stdin.buffer, "<stdin>", None
     else:
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed by _lines when exhausted
+            handle = open(path, "rb")  # noqa: SIM115 - closed by _Lines when exhausted
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
         name, size = path, os.fstat(handle.fileno()).st_size
     if not wants_progress(command):
-        return _lines(handle, None), name
+        return _Lines(handle, None), name
     bar = tqdm(total=size, unit="B", unit_scale=True, desc=desc, file=command.stderr._out, leave=False)
-    return _lines(handle, bar), name
+    return _Lines(handle, bar), name
 
 
-def _lines(handle, bar) -> Iterator[bytes]:
-    try:
-        pending = 0
-        for line in handle:
-            if bar is not None:
-                pending += len(line)
-                if pending > 1 << 20:
-                    bar.update(pending)
-                    pending = 0
-            yield line
-        if bar is not None:
-            bar.update(pending)
-    finally:
-        if bar is not None:
-            bar.close()
-        if handle is not sys.stdin.buffer:
-            handle.close()
+class _Lines:
+    """Iterates over the lines of a binary file, updating the progress bar; read() returns the rest
+    at once (70 ms less than joining 500,000 lines). Closes the file (not stdin) at the end."""
+
+    def __init__(self, handle, bar) -> None:
+        self.handle, self.bar = handle, bar
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            pending = 0
+            for line in self.handle:
+                if self.bar is not None:
+                    pending += len(line)
+                    if pending > 1 << 20:
+                        self.bar.update(pending)
+                        pending = 0
+                yield line
+            if self.bar is not None:
+                self.bar.update(pending)
+        finally:
+            self._close()
+
+    def read(self) -> bytes:
+        try:
+            data = self.handle.read()
+            if self.bar is not None:
+                self.bar.update(len(data))
+            return data
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        if self.handle is not sys.stdin.buffer:
+            self.handle.close()
 
 
 def format_error(exc: FormatError) -> CommandError:
