@@ -270,3 +270,29 @@ def ranking_external_ids(run: Run) -> dict[str, list[str]]:
     doc_pks = {pk for _, docs in rows for pk in docs}
     names = dict(Document.objects.filter(pk__in=doc_pks).values_list("pk", "external_id"))
     return {qid: [names[pk] for pk in docs] for qid, docs in rows}
+
+
+def delete_pool_in_bulk(pool: Pool) -> None:
+    """Delete a pool and everything in it with one statement per table, in one transaction: the ORM's
+    cascade would first load every row (millions in the benchmarks' pools). The judgment history goes
+    before the pairs, in one statement, so the per-pair history cleanup trigger finds nothing to do;
+    scores go with their runs and queries (the scoring app's delete triggers)."""
+    in_pool = "pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)"
+    of_runs = (
+        "run_id IN (SELECT r.id FROM judgments_run r"
+        " JOIN judgments_searchconfiguration c ON c.id = r.configuration_id WHERE c.pool_id = %s)"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        for sql in (
+            f"DELETE FROM judgments_judgmentchange WHERE {in_pool}",
+            f"DELETE FROM judgments_judgment WHERE {in_pool}",
+            f"DELETE FROM judgments_ranking WHERE {of_runs}",
+            "DELETE FROM judgments_run WHERE configuration_id IN"
+            " (SELECT id FROM judgments_searchconfiguration WHERE pool_id = %s)",
+            "DELETE FROM judgments_searchconfiguration WHERE pool_id = %s",
+            "DELETE FROM judgments_pair WHERE pool_id = %s",
+            "DELETE FROM judgments_query WHERE pool_id = %s",
+            "DELETE FROM judgments_document WHERE pool_id = %s",
+        ):
+            cursor.execute(sql, [pool.pk])
+        Pool.objects.filter(pk=pool.pk).delete()  # members, uploads and the rest through the ORM

@@ -459,3 +459,30 @@ def test_deleting_runs_or_queries_by_any_means_removes_their_scores(pool, rater,
     assert list(CellScore.objects.values_list("query__external_id", flat=True)) == ["q1"]
     run.delete()
     assert not CellScore.objects.exists() and not QueryScore.objects.exists()
+
+
+def test_delete_pool_in_bulk_removes_the_pool_and_everything_in_it(pool, rater, configuration, team):
+    """judgments.services.delete_pool_in_bulk (the benchmarks' clean-up): every row of the pool goes,
+    scores and judgment history included; another pool is untouched."""
+    from judgments.models import Judgment, JudgmentChange, Ranking, Run
+
+    judge(pool, rater, "q1", "d1", 2)
+    judge(pool, rater, "q1", "d1", 3)  # a second history row
+    submit(configuration, {"q1": ["d1", "d2"]})
+    other = Pool.objects.create(name="other")
+    judge(other, rater, "q9", "d9", 1)
+    other_run = submit(SearchConfiguration.objects.create(pool=other, team=team, name="x"), {"q9": ["d9"]})
+    rescore_pool(pool)
+    rescore_pool(other)
+    assert JudgmentChange.objects.filter(pair__pool=pool).count() == 2
+
+    judgment_services.delete_pool_in_bulk(pool)
+    assert not Pool.objects.filter(pk=pool.pk).exists()
+    assert set(Document.objects.values_list("pool__name", flat=True)) == {"other"}
+    assert set(Query.objects.values_list("pool__name", flat=True)) == {"other"}
+    assert set(Pair.objects.values_list("pool__name", flat=True)) == {"other"}
+    assert Judgment.objects.count() == JudgmentChange.objects.count() == 1
+    assert set(Run.objects.values_list("pk", flat=True)) == {other_run.pk}
+    assert set(Ranking.objects.values_list("run_id", flat=True)) == {other_run.pk}
+    assert set(CellScore.objects.values_list("run_id", flat=True)) == {other_run.pk}
+    assert SearchConfiguration.objects.filter(pool_id=pool.pk).count() == 0

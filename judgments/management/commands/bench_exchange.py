@@ -29,6 +29,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
+from judgments import services
 from judgments.models import Pool, SearchConfiguration, Team
 
 TARGET = 1.5
@@ -295,26 +296,11 @@ class Command(BaseCommand):
     # --- cleanup -----------------------------------------------------------------------------------
 
     def cleanup(self) -> None:
-        """Delete the benchmark pools in bulk (the per-row history trigger is skipped for this session)."""
+        """Delete the benchmark pools in bulk."""
         for name in self.pools:
             pool = Pool.objects.filter(name=name).first()
-            if pool is None:
-                continue
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute("SET LOCAL session_replication_role = replica")
-                for sql in (
-                    "DELETE FROM judgments_judgmentchange WHERE pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)",
-                    "DELETE FROM judgments_judgment WHERE pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)",
-                    "DELETE FROM scoring_cellscore WHERE run_id IN (SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id WHERE c.pool_id = %s)",
-                    "DELETE FROM judgments_ranking WHERE run_id IN (SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id WHERE c.pool_id = %s)",
-                    "DELETE FROM judgments_run WHERE configuration_id IN (SELECT id FROM judgments_searchconfiguration WHERE pool_id = %s)",
-                    "DELETE FROM judgments_searchconfiguration WHERE pool_id = %s",
-                    "DELETE FROM judgments_pair WHERE pool_id = %s",
-                    "DELETE FROM judgments_query WHERE pool_id = %s",
-                    "DELETE FROM judgments_document WHERE pool_id = %s",
-                ):
-                    cursor.execute(sql, [pool.pk])
-            pool.delete()
+            if pool is not None:
+                services.delete_pool_in_bulk(pool)
         Team.objects.filter(name="bench-exchange", configurations__isnull=True).delete()
         from django.contrib.auth import get_user_model
 

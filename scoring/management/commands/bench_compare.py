@@ -31,6 +31,7 @@ from django.urls import reverse
 
 from judgments import access
 from judgments.models import Pool, Query, Run, SearchConfiguration, Team
+from judgments.services import delete_pool_in_bulk
 from scoring import comparison
 from scoring.models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore, cell_column
 
@@ -168,24 +169,9 @@ class Command(BaseCommand):
         return rows.tobytes()
 
     def _delete(self) -> None:
-        """Bulk SQL deletes: the ORM would collect a million score rows in Python first."""
-        pool_id = self.pool.pk
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                f"DELETE FROM {CellScore._meta.db_table} s USING judgments_run r, judgments_searchconfiguration c"
-                " WHERE s.run_id = r.id AND r.configuration_id = c.id AND c.pool_id = %s",
-                [pool_id],
-            )
-            cursor.execute(
-                "DELETE FROM judgments_run r USING judgments_searchconfiguration c"
-                " WHERE r.configuration_id = c.id AND c.pool_id = %s",
-                [pool_id],
-            )
-            cursor.execute("DELETE FROM judgments_searchconfiguration WHERE pool_id = %s", [pool_id])
-            cursor.execute("DELETE FROM judgments_query WHERE pool_id = %s", [pool_id])
-            Pool.objects.filter(pk=pool_id).delete()
-            Team.objects.filter(name="bench-compare", configurations__isnull=True).delete()
-            self.user.delete()
+        delete_pool_in_bulk(self.pool)  # the ORM would load a million score rows in Python first
+        Team.objects.filter(name="bench-compare", configurations__isnull=True).delete()
+        self.user.delete()
         self.stderr.write(f"deleted pool {self.pool.name}")
 
     # --- Timing -------------------------------------------------------------------------------------

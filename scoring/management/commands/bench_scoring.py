@@ -35,7 +35,7 @@ from django.db import connection, transaction
 
 from judgments import services as judgment_services
 from judgments.imports import file_rater_username, import_qrels, import_queries, import_run
-from judgments.models import Judgment, Pair, Pool, SearchConfiguration, Team
+from judgments.models import Judgment, Pool, SearchConfiguration, Team
 from judgments.signals import grades_changed
 from scoring import services
 
@@ -406,41 +406,9 @@ class Command(BaseCommand):
 
     def _delete_pool(self) -> None:
         """Delete the benchmark pool in bulk SQL (the ORM would collect millions of rows in Python)."""
-        pool_id = self.pool.pk
         raters = list(
-            Judgment.objects.filter(pair__pool_id=pool_id).values_list("rater_id", flat=True).distinct()
+            Judgment.objects.filter(pair__pool_id=self.pool.pk).values_list("rater_id", flat=True).distinct()
         )
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                "DELETE FROM scoring_cellscore s USING judgments_run r, judgments_searchconfiguration c"
-                " WHERE s.run_id = r.id AND r.configuration_id = c.id AND c.pool_id = %s",
-                [pool_id],
-            )
-            cursor.execute(
-                "DELETE FROM judgments_ranking k USING judgments_run r, judgments_searchconfiguration c"
-                " WHERE k.run_id = r.id AND r.configuration_id = c.id AND c.pool_id = %s",
-                [pool_id],
-            )
-            cursor.execute(
-                "DELETE FROM judgments_run r USING judgments_searchconfiguration c"
-                " WHERE r.configuration_id = c.id AND c.pool_id = %s",
-                [pool_id],
-            )
-            cursor.execute("DELETE FROM judgments_searchconfiguration WHERE pool_id = %s", [pool_id])
-            cursor.execute(
-                "DELETE FROM judgments_judgment j USING judgments_pair p WHERE j.pair_id = p.id AND p.pool_id = %s",
-                [pool_id],
-            )
-            # The history of these pairs goes in one statement, before the per-pair cleanup trigger fires.
-            cursor.execute(
-                "DELETE FROM judgments_judgmentchange h USING judgments_pair p"
-                " WHERE h.pair_id = p.id AND p.pool_id = %s",
-                [pool_id],
-            )
-            cursor.execute("DELETE FROM judgments_pair WHERE pool_id = %s", [pool_id])
-            cursor.execute("DELETE FROM judgments_document WHERE pool_id = %s", [pool_id])
-            cursor.execute("DELETE FROM judgments_query WHERE pool_id = %s", [pool_id])
-            Pair.objects.filter(pool_id=pool_id).delete()
-            Pool.objects.filter(pk=pool_id).delete()
-            get_user_model().objects.filter(pk__in=raters, username__startswith="qrels:bench-").delete()
-            Team.objects.filter(name="bench", configurations__isnull=True).delete()
+        judgment_services.delete_pool_in_bulk(self.pool)
+        get_user_model().objects.filter(pk__in=raters, username__startswith="qrels:bench-").delete()
+        Team.objects.filter(name="bench", configurations__isnull=True).delete()
