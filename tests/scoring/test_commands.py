@@ -153,27 +153,13 @@ def test_missing_file_is_a_clear_error(db):
         run_command("import_qrels", "--pool", "web", "/nonexistent/x.qrels")
 
 
-def test_no_progress_bar_when_stderr_is_not_a_terminal(db, files):
-    err = StringIO()
-    call_command(
-        "import_run",
-        "--pool",
-        "web",
-        "--configuration",
-        "bm25",
-        files["bm25.run"],
-        stdout=StringIO(),
-        stderr=err,
-    )
-    assert err.getvalue() == ""
-
-
-def test_progress_bar_on_a_terminal(db, files):
+@pytest.mark.parametrize("terminal", [False, True])
+def test_progress_bar_only_on_a_terminal(db, files, terminal):
     class Terminal(io.StringIO):
         def isatty(self):
             return True
 
-    err = Terminal()
+    err = Terminal() if terminal else StringIO()
     call_command(
         "import_run",
         "--pool",
@@ -184,7 +170,10 @@ def test_progress_bar_on_a_terminal(db, files):
         stdout=StringIO(),
         stderr=err,
     )
-    assert "run" in err.getvalue() and "B" in err.getvalue()
+    if terminal:
+        assert "run" in err.getvalue() and "B" in err.getvalue()
+    else:
+        assert err.getvalue() == ""
 
 
 def test_score_command_summary(db, files):
