@@ -22,6 +22,8 @@ from django.db import models
 
 from judgments.models import Query, Run
 
+from .metrics import FLAVOURS
+
 FLAVOUR_CHOICES = [
     ("exp", "exp: gain 2^g−1, discount log2(i+1), unjudged = 0"),
     ("trec", "trec: gain g, discount log2(i+1), unjudged = 0 (trec_eval -c)"),
@@ -62,8 +64,6 @@ CONDENSED_PREFIX = "c_"
 
 def cell_column(flavour: str, column: str) -> str:
     """The CellScore column holding `column` (a QueryScore metric column) of `flavour`."""
-    from .metrics import FLAVOURS  # pure numpy, no Django
-
     if column.startswith("ndcg_"):
         return f"{flavour}_{column}"
     if column in MODE_FIELDS and FLAVOURS[flavour].unjudged == "drop":
@@ -128,6 +128,15 @@ class CellScore(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} query {self.query_id} exp ndcg@10={self.exp_ndcg_10:.4f}"
+
+
+# The value columns of a CellScore row after run and query, in table order: has_ranking, has_relevant,
+# then the metrics (what scoring.services and bench_compare write by binary COPY).
+CELL_VALUE_COLUMNS: tuple[str, ...] = tuple(
+    f.column
+    for f in CellScore._meta.concrete_fields
+    if isinstance(f, (models.BooleanField, models.FloatField))
+)
 
 
 class QueryScoreQuerySet(models.QuerySet):

@@ -40,12 +40,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 
 from judgments.models import CombineRule, Pool, Run, SearchConfiguration
 
 from . import metrics
-from .models import JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore, cell_column
+from .models import CELL_VALUE_COLUMNS, JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore, cell_column
 
 logger = logging.getLogger(__name__)
 
@@ -401,13 +401,9 @@ def _read_rankings(cursor, run_ids: Sequence[int], batch: _Batch, query_ids: Seq
 # --- Computing -----------------------------------------------------------------------------------------
 
 
-# The value columns of a CellScore row (after run and query), and where each comes from: the first
-# flavour whose metric lands in that column (models.cell_column).
-_CELL_COLUMNS: tuple[str, ...] = tuple(
-    f.column
-    for f in CellScore._meta.concrete_fields
-    if isinstance(f, (models.BooleanField, models.FloatField))
-)
+# The value columns of a CellScore row, and where each comes from: the first flavour whose metric lands
+# in that column (models.cell_column).
+_CELL_COLUMNS: tuple[str, ...] = CELL_VALUE_COLUMNS
 _CELL_SOURCES: dict[str, tuple[str, str]] = {}
 for _flavour in FLAVOUR_NAMES:
     for _metric, _column in SCORE_COLUMNS.items():
@@ -574,6 +570,12 @@ class RescoreSummary:
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
+    def add(self, counts: dict[str, int]) -> None:
+        """Add _sync_rows' counts of inserted, updated and deleted rows."""
+        self.inserted += counts["inserted"]
+        self.updated += counts["updated"]
+        self.deleted += counts["deleted"]
+
     def __str__(self) -> str:
         return (
             f"{self.rows} cells for {self.runs} runs x {self.queries} graded queries, {len(FLAVOUR_NAMES)} "
@@ -685,10 +687,8 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                     behind.put(rows, stored)
                 else:
                     tick = time.perf_counter()
-                    behind_counts = _sync_rows(cursor, rows, stored)
+                    summary.add(_sync_rows(cursor, rows, stored))
                     timings["write"] += time.perf_counter() - tick
-                    for key, value in behind_counts.items():
-                        setattr(summary, key, getattr(summary, key) + value)
                 del rows, stored
                 waited = time.perf_counter()
             if behind is not None:
@@ -696,8 +696,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                 behind.finish()
                 timings["wait for writes"] = time.perf_counter() - tick
                 timings["write"] += behind.seconds
-                for key, value in behind.counts.items():
-                    setattr(summary, key, getattr(summary, key) + value)
+                summary.add(behind.counts)
         finally:
             if ahead is not None:
                 ahead.close()

@@ -25,7 +25,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
-from django.db.models import BooleanField, FloatField
 from django.test import Client
 from django.urls import reverse
 
@@ -33,7 +32,15 @@ from judgments import access
 from judgments.models import Pool, Query, Run, SearchConfiguration, Team
 from judgments.services import delete_pool_in_bulk
 from scoring import comparison
-from scoring.models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore, cell_column
+from scoring.models import (
+    CELL_VALUE_COLUMNS,
+    FLAVOUR_CHOICES,
+    JUDGED_FIELDS,
+    METRIC_FIELDS,
+    CellScore,
+    QueryScore,
+    cell_column,
+)
 
 TARGET_MS = 300.0
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
@@ -130,11 +137,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _columns() -> list[tuple[str, str]]:
-        values = [
-            (f.column, "u1" if isinstance(f, BooleanField) else ">f8")
-            for f in CellScore._meta.concrete_fields
-            if isinstance(f, (BooleanField, FloatField))
-        ]
+        values = [(column, "u1" if column.startswith("has_") else ">f8") for column in CELL_VALUE_COLUMNS]
         return [("run_id", ">i8"), ("query_id", ">i8"), *values, ("updated_at", ">i8")]
 
     def _copy_sql(self) -> str:
