@@ -124,6 +124,8 @@ class Document(models.Model):
             models.CheckConstraint(
                 condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="document_id_no_whitespace"
             ),
+            # Rankings' no-duplicate check sorts keys as int4 (migration 0003).
+            models.CheckConstraint(condition=Q(id__lt=2**31), name="document_key_fits_int4"),
         ]
 
     def __str__(self) -> str:
@@ -336,7 +338,7 @@ class Run(models.Model):
 
 
 class ArrayHasNoDuplicates(Func):
-    """SQL function created in migration 0001: true when an array has no repeated element."""
+    """SQL function (migrations 0001 and 0003): true when an array of keys has no repeated element."""
 
     function = "jl_array_has_no_duplicates"
     output_field = models.BooleanField()

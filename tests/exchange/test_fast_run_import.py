@@ -109,7 +109,7 @@ def test_fast_import_stores_what_record_run_stores(
     # Documents already in the pool (and more from earlier examples), one of them not ASCII; the
     # pool's ids are read whole (read_pool) or matched on the server; rankings sent in small blocks.
     services.ensure_documents(configuration.pool, ["d1", "clueweb09-en0000-00-00001", "dé", "abcdefgh"])
-    monkeypatch.setattr(fastrun, "_POOL_PER_LINE", 10**6 if read_pool else 0)
+    monkeypatch.setattr(fastrun, "_POOL_BYTES_PER_ID", 1 if read_pool else 10**9)
     monkeypatch.setattr(fastrun, "_BLOCK_LINES", block_lines)
     try:
         expected = parse_run(data, "x", order=order).rankings
@@ -173,3 +173,15 @@ def test_rankings_split_into_blocks_at_query_boundaries(configuration, monkeypat
     assert all(end == start for (_, end), (start, _) in zip(blocks, blocks[1:], strict=False))
     assert all(lines.q[start] != lines.q[start - 1] for start, _ in blocks[1:])
     assert len(blocks) > 1
+
+
+def test_a_document_twice_in_a_later_block_writes_nothing(configuration, monkeypatch):
+    """The server refuses a later block (the no-duplicate check) after earlier blocks were stored:
+    everything is rolled back, and the general parser names the line."""
+    monkeypatch.setattr(fastrun, "_BLOCK_LINES", 2)
+    data = b"q1 Q0 x1 1 3 t\nq1 Q0 x2 2 2 t\nq2 Q0 x1 1 1 t\nq3 Q0 x4 1 2 t\nq3 Q0 x4 2 1 t\nq4 Q0 x1 1 1 t\n"
+    assert import_run_fast(configuration, data, name="a.run") is None
+    assert not Run.objects.exists() and not Ranking.objects.exists()
+    with pytest.raises(FormatError) as error:
+        import_run(configuration, data, name="a.run")
+    assert [(p.line, p.field) for p in error.value.problems] == [(5, "docid")]

@@ -104,3 +104,78 @@ def test_deleting_a_pool_deletes_its_history(pool, pair, rater):
     services.record_judgment(pair, rater, grade=2)
     pool.delete()
     assert not JudgmentChange.objects.exists()
+
+
+# --- The no-duplicate check in C (migration 0003) --------------------------------------------------
+
+ARRAYS = [
+    ("{1,2,3}", True),
+    ("{3,2,1,12,21}", True),
+    ("{7}", True),
+    ("{}", True),  # an empty ranking is refused by ranking_not_empty, not by this check
+    ("{1,2,2,3}", False),
+    ("{5,1,5}", False),
+    ("{2147483647,1,2147483647}", False),
+    ("{-4,4}", True),
+]
+
+
+def _has_no_duplicates(function: str, array: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s::bigint[])", [array])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db
+def test_the_check_runs_on_intarray_in_its_own_schema():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = 'jl_array_has_no_duplicates'")
+        (body,) = cursor.fetchone()
+        cursor.execute("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'intarray'")
+        (schema,) = cursor.fetchone()
+        # int4[]'s own operators stay PostgreSQL's: intarray's are not on the search path.
+        cursor.execute("SELECT current_schemas(true)")
+        (path,) = cursor.fetchone()
+    assert "jl_intarray.uniq(jl_intarray.sort(" in body
+    assert schema == "jl_intarray" and "jl_intarray" not in path
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("array", "expected"), ARRAYS)
+def test_c_and_sql_bodies_of_the_check_agree(array, expected):
+    """Both bodies of migration 0003 (intarray, and the SQL fallback for servers without it) give the
+    same answers."""
+    import importlib
+
+    migration = importlib.import_module("judgments.migrations.0003_ranking_check_in_c")
+    with connection.cursor() as cursor:
+        for name, body in (("c", migration.C_BODY), ("sql", migration.SQL_BODY)):
+            sql = body.replace("{schema}", "jl_intarray").replace(
+                "FUNCTION jl_array_has_no_duplicates", f"FUNCTION pg_temp.jl_check_{name}"
+            )
+            cursor.execute(sql)
+    assert _has_no_duplicates("pg_temp.jl_check_c", array) is expected
+    assert _has_no_duplicates("pg_temp.jl_check_sql", array) is expected
+    assert _has_no_duplicates("jl_array_has_no_duplicates", array) is expected
+
+
+def test_database_rejects_ranking_with_null_document(run, pool):
+    """intarray refuses the array ("must not contain nulls"); the SQL body's count(DISTINCT) skips the
+    null, so the check fails."""
+    from django.db import DataError
+
+    query = pool.queries.get(external_id="q1")
+    with pytest.raises((IntegrityError, DataError)), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE judgments_ranking SET doc_ids = ARRAY[%s, NULL]::bigint[] WHERE run_id = %s AND query_id = %s",
+            [pool.documents.get(external_id="d1").pk, run.pk, query.pk],
+        )
+    assert None not in Ranking.objects.get(run=run, query=query).doc_ids
+
+
+def test_document_keys_stay_below_2_31(pool):
+    from judgments.models import Document
+
+    with pytest.raises(IntegrityError, match="document_key_fits_int4"), transaction.atomic():
+        Document.objects.create(pool=pool, external_id="far-away", id=2**31)
+    Document.objects.create(pool=pool, external_id="last-one", id=2**31 - 1)
