@@ -629,15 +629,30 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             summary.seconds = time.perf_counter() - started
             return summary
 
+        grades = None
+        if scope is None and len(run_ids) < len(pool_runs):
+            # Some of the runs (a new one): only graded queries have rows, so read the grades first,
+            # drop the runs' rows of other queries, and read the rankings of graded queries only.
+            tick = time.perf_counter()
+            grades = _read_grades(cursor, pool.pk, rule, None)
+            timings["read grades"] = time.perf_counter() - tick
+            scope = grades.queries
+            where, params = _Batch().where(run_ids)
+            cursor.execute(
+                f"DELETE FROM {_TABLE} WHERE {where} AND NOT query_id = ANY(%s)", [*params, scope.tolist()]
+            )
+            summary.deleted += cursor.rowcount
+
         if scope is not None and len(scope) <= FEW_QUERIES:
             tick = time.perf_counter()
-            grades = _read_grades(cursor, pool.pk, rule, scope.tolist())
+            if grades is None:
+                grades = _read_grades(cursor, pool.pk, rule, scope.tolist())
+                timings["read grades"] = time.perf_counter() - tick
             summary.queries = len(grades.queries)
-            timings["read grades"] = time.perf_counter() - tick
             tick = time.perf_counter()
             where, params = _Batch().where(run_ids, scope.tolist())
             cursor.execute(f"DELETE FROM {_TABLE} WHERE {where}", params)
-            summary.deleted = cursor.rowcount
+            summary.deleted += cursor.rowcount
             graded = grades.queries
             rankings = _read_rankings(cursor, run_ids, _Batch(), graded.tolist()) if len(graded) else None
             timings["read rankings"] = time.perf_counter() - tick
@@ -671,10 +686,11 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         # scores the next.
         behind = _WriteBehind(connection.connection) if ahead is not None else None
         try:
-            tick = time.perf_counter()
-            grades = _read_grades(cursor, pool.pk, rule, None if scope is None else scope.tolist())
+            if grades is None:
+                tick = time.perf_counter()
+                grades = _read_grades(cursor, pool.pk, rule, None if scope is None else scope.tolist())
+                timings["read grades"] = time.perf_counter() - tick
             summary.queries = len(grades.queries)
-            timings["read grades"] = time.perf_counter() - tick
             waited = time.perf_counter()
             for batch, rankings, stored, reading in ahead or (load(cursor, b) for b in batches):
                 tick = time.perf_counter()

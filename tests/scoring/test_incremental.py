@@ -176,6 +176,46 @@ def test_a_submitted_run_is_scored_on_every_graded_query(
     assert values(snapshot(busy_pool)) == values(incremental)
 
 
+@pytest.mark.parametrize("few_queries", [50, 1])
+def test_rescoring_one_run_reads_only_graded_queries_and_drops_stale_rows(
+    busy_pool, configuration, monkeypatch, few_queries
+):
+    """rescore_run reads the rankings of graded queries only (q6 is ranked, never graded) and removes
+    the run's rows of a query that lost its grades without a signal; the result equals a full
+    recompute. few_queries=1 takes the batched path."""
+    import scoring.services
+
+    run = configuration.runs.order_by("-id").first()
+    q2 = Query.objects.get(pool=busy_pool, external_id="q2")
+    Judgment.objects.filter(pair__query=q2).delete()  # no signal: q2's rows are stale
+    read = []
+    original = scoring.services._read_rankings
+
+    def spy(*args, **kwargs):
+        runs, queries, docs = original(*args, **kwargs)
+        read.extend(queries.tolist())
+        return runs, queries, docs
+
+    monkeypatch.setattr(scoring.services, "_read_rankings", spy)
+    monkeypatch.setattr(scoring.services, "FEW_QUERIES", few_queries)
+    summary = scoring.services.rescore_run(run)
+    graded = set(
+        Query.objects.filter(pool=busy_pool, external_id__in=["q1", "q3", "q4", "q5"]).values_list(
+            "pk", flat=True
+        )
+    )
+    assert read and set(read) <= graded
+    assert summary.deleted >= 1  # q2's row of this run
+    assert not CellScore.objects.filter(run=run, query=q2).exists()
+    incremental = values(snapshot(busy_pool))
+    monkeypatch.setattr(scoring.services, "_read_rankings", original)
+    rescore_pool(busy_pool)
+    full = values(snapshot(busy_pool))
+    assert {k: v for k, v in full.items() if k[0] == run.pk} == {
+        k: v for k, v in incremental.items() if k[0] == run.pk
+    }
+
+
 def test_rescore_queries_of_nothing_changes_nothing(busy_pool):
     before = snapshot(busy_pool)
     assert rescore_queries(busy_pool, []).rows == 0
