@@ -453,3 +453,18 @@ def test_an_admin_who_judged_and_adjudicated_a_pair_round_trips(judged, site_adm
     restored = Pair.objects.get(pool=empty, document__external_id="d1")
     assert (restored.final_grade, restored.final_by) == (2, site_admin)
     assert Judgment.objects.get(pair=restored, rater=site_admin).grade == 4
+
+
+def test_import_and_export_commands_skip_system_checks_which_the_suite_runs():
+    """Every import_*/export_* command is an ExchangeCommand (no system checks per run: they run in
+    loops over files); the checks themselves pass here."""
+    from django.core.management import get_commands, load_command_class
+
+    from judgments.management.commands._exchange import ExchangeCommand
+
+    names = [name for name in get_commands() if name.startswith(("import_", "export_"))]
+    assert len(names) >= 12
+    for name in names:
+        command = load_command_class(get_commands()[name], name)
+        assert isinstance(command, ExchangeCommand) and command.requires_system_checks == [], name
+    call_command("check", fail_level="WARNING")

@@ -1,11 +1,9 @@
-from django.core.management.base import BaseCommand
-
 from judgments import exports
 
-from ._exchange import get_pool, write_chunks
+from ._exchange import ExchangeCommand, get_pool, write_chunks
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Print the pool's judgments: --format csv (Quepid's query,docid,rating with the combined grade), "
         "rater-csv (one column per rater) or jsonl (every judgment and final grade, every field)."

@@ -1,12 +1,10 @@
-from django.core.management.base import BaseCommand
-
 from judgments import exports
 from judgments.models import Pair
 
-from ._exchange import get_pool, wants_progress, write_chunks
+from ._exchange import ExchangeCommand, get_pool, wants_progress, write_chunks
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Print the pool's combined grades as plain TREC qrels (qid 0 docid grade), by query and doc id. "
         "The pool's rule combines raters; a final grade wins; grades are rounded half up unless --exact."

@@ -1,11 +1,9 @@
-from django.core.management.base import BaseCommand
-
 from judgments import exports
 
-from ._exchange import get_pool, write_chunks
+from ._exchange import ExchangeCommand, get_pool, write_chunks
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = "Print the pool's queries as TSV (qid<TAB>text) or JSON lines with the information need."
 
     def add_arguments(self, parser):

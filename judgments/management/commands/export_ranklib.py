@@ -1,11 +1,9 @@
-from django.core.management.base import BaseCommand
-
 from judgments import exports
 
-from ._exchange import get_pool, write_chunks
+from ._exchange import ExchangeCommand, get_pool, write_chunks
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Print the pool's combined grades as RankLib/LTR label lines (grade qid:N # docid query), with "
         "a # header naming the combining rule, the scale and the query numbers."

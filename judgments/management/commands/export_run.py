@@ -1,12 +1,12 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from judgments import exports
 from judgments.models import Run
 
-from ._exchange import get_pool, write_chunks
+from ._exchange import ExchangeCommand, get_pool, write_chunks
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Print a configuration's run as a TREC run (qid Q0 docid rank score tag; scores strictly decreasing "
         "so trec_eval keeps the stored order). The newest run unless --run."

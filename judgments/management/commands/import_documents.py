@@ -1,12 +1,10 @@
-from django.core.management.base import BaseCommand
-
 from judgments.formats import FormatError
 from judgments.imports.documents import import_documents
 
-from ._exchange import format_error, get_pool, input_lines
+from ._exchange import ExchangeCommand, format_error, get_pool, input_lines
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         'Import documents from JSON lines {"id", "title", "body", "url", ...}: create new ones, replace the '
         "content of existing ones (other keys are kept as extra fields). All or nothing."

@@ -1,13 +1,13 @@
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from judgments.formats import FormatError
 from judgments.imports.judgments import FORMATS, import_judgments
 
-from ._exchange import format_error, get_pool, input_lines
+from ._exchange import ExchangeCommand, format_error, get_pool, input_lines
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Import judgments: --format csv (Quepid's query,docid,rating; queries matched by id or text), "
         "rater-csv (query_id,doc_id,<rater>... with grades, X = can't judge) or jsonl (every field, "

@@ -11,12 +11,12 @@ from collections.abc import Iterable
 
 from django.core.management.base import CommandError
 
+from judgments.management.commands._exchange import ExchangeCommand, get_pool
 from judgments.management.commands._exchange import format_error as import_failed
-from judgments.management.commands._exchange import get_pool
 from judgments.management.commands._exchange import input_lines as _input_lines
 from judgments.models import no_whitespace
 
-__all__ = ["check_name", "get_pool", "import_failed", "input_lines", "input_name"]
+__all__ = ["ExchangeCommand", "check_name", "get_pool", "import_failed", "input_lines", "input_name"]
 
 
 def check_name(name: str, what: str) -> None:

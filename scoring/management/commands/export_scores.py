@@ -11,13 +11,11 @@ import io
 import json
 from itertools import groupby
 
-from django.core.management.base import BaseCommand
-
 from scoring import metrics
 from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
 from scoring.services import configuration_means
 
-from ._common import get_pool
+from ._common import ExchangeCommand, get_pool
 
 COLUMNS = ("configuration", "query", "flavor", "metric", "value", "judged")
 
@@ -28,7 +26,7 @@ def judged_metric(metric: str) -> str | None:
     return f"judged@{k}" if at else None
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Print the stored scores of each configuration's current run, per query and as means (query 'all')."
     )

@@ -1,14 +1,14 @@
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from judgments.formats import FormatError, parse_grade_map
 from judgments.imports import import_qrels
 
-from ._common import get_pool, import_failed, input_lines, input_name
+from ._common import ExchangeCommand, get_pool, import_failed, input_lines, input_name
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Import TREC qrels 'qid iter docid grade' into a pool (created if missing) as one rater's judgments. "
         "Grades must be 0-4 unless --map-grades maps the others. All or nothing."

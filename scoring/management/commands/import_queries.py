@@ -1,13 +1,12 @@
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from judgments.formats import FormatError
 from judgments.imports import import_queries
 
-from ._common import get_pool, import_failed, input_lines, input_name
+from ._common import ExchangeCommand, get_pool, import_failed, input_lines, input_name
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Import queries into a pool (created if missing): TSV 'qid<TAB>text' or JSON lines "
         '{"id", "text", "information_need"}. All or nothing.'

@@ -1,4 +1,4 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 from django.db.models import Count, F, Func, Sum
 
@@ -6,12 +6,12 @@ from judgments.formats import FormatError
 from judgments.imports import import_run
 from judgments.models import SearchConfiguration, Team
 
-from ._common import check_name, get_pool, import_failed, input_lines, input_name
+from ._common import ExchangeCommand, check_name, get_pool, import_failed, input_lines, input_name
 
 DEFAULT_TEAM = "default"
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Import a TREC run 'qid Q0 docid rank score tag' as a new run of a configuration (the pool, the "
         "configuration and its team are created if missing). All or nothing; the run is scored at once."
