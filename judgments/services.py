@@ -125,30 +125,40 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
                 Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk")
             )
         return found
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text PRIMARY KEY) ON COMMIT DROP"
-        )
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Hash joins of a few hundred thousand ids stay in memory (4MB spills them to disk: 2x slower).
+        cursor.execute("SELECT current_setting('work_mem'), set_config('work_mem', '64MB', true)")
+        work_mem = cursor.fetchone()[0]
+        cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text) ON COMMIT DROP")
         cursor.execute("TRUNCATE jl_wanted_docs")
         with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
-            for doc_id in wanted:
-                copy.write_row((doc_id,))
+            # COPY's text format: ids hold no whitespace (the parsers and a CHECK refuse it); escape "\\".
+            copy.write("".join(d.replace("\\", "\\\\") + "\n" for d in wanted))
+        cursor.execute("ANALYZE jl_wanted_docs")
+        # Only the missing ones are inserted: ON CONFLICT for 500,000 existing ids took 2.8 s, the
+        # anti-join 0.3 s. ON CONFLICT stays for a concurrent import of the same ids.
         cursor.execute(
             """
             INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
             SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
+            WHERE NOT EXISTS (
+                SELECT 1 FROM judgments_document d WHERE d.pool_id = %s AND d.external_id = w.external_id
+            )
             ON CONFLICT (pool_id, external_id) DO NOTHING
             """,
-            [pool.pk],
+            [pool.pk, pool.pk],
         )
+        # One row back: the ids run together and their keys (one aggregate pass, so the same order).
         cursor.execute(
             """
-            SELECT d.external_id, d.id FROM judgments_document d
+            SELECT string_agg(d.external_id, E'\\n'), array_agg(d.id) FROM judgments_document d
             JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
             """,
             [pool.pk],
         )
-        return dict(cursor.fetchall())
+        names, keys = cursor.fetchone()
+        cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
+        return dict(zip(names.split("\n"), keys, strict=True)) if names is not None else {}
 
 
 def ensure_pairs(pool: Pool, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], int]:
