@@ -179,3 +179,26 @@ def test_document_keys_stay_below_2_31(pool):
     with pytest.raises(IntegrityError, match="document_key_fits_int4"), transaction.atomic():
         Document.objects.create(pool=pool, external_id="far-away", id=2**31)
     Document.objects.create(pool=pool, external_id="last-one", id=2**31 - 1)
+
+
+@pytest.mark.django_db
+def test_without_intarray_the_migration_keeps_the_sql_body():
+    """A server where this role may not create the extension: migration 0003 leaves the SQL body and
+    the transaction usable (everything here is rolled back with the test)."""
+    import importlib
+    from types import SimpleNamespace
+
+    migration = importlib.import_module("judgments.migrations.0003_ranking_check_in_c")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.SQL_BODY)
+        cursor.execute("DROP EXTENSION intarray")
+        cursor.execute("CREATE ROLE jl_test_no_create NOLOGIN")
+        cursor.execute("GRANT USAGE, CREATE ON SCHEMA public TO jl_test_no_create")
+        cursor.execute("SET LOCAL ROLE jl_test_no_create")
+        assert migration.intarray_schema(cursor) is None  # CREATE SCHEMA refused, rolled back
+        migration.use_intarray(None, SimpleNamespace(connection=connection))
+        cursor.execute("RESET ROLE")
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = 'jl_array_has_no_duplicates'")
+        assert "count(DISTINCT x)" in cursor.fetchone()[0]
+    assert _has_no_duplicates("jl_array_has_no_duplicates", "{1,2,2}") is False
+    assert _has_no_duplicates("jl_array_has_no_duplicates", "{1,2,3}") is True
