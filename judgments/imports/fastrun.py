@@ -321,36 +321,43 @@ class _Known:
         cursor.execute(f"SELECT count(*) FROM {table} WHERE pool_id = %s", [pool_pk])
         if cursor.fetchone()[0] > limit:
             return None
-        # One row: the ids run together, their lengths in bytes and their keys (the aggregates read
-        # the rows in the same order).
+        # One row: the ids, one a line (ids hold no whitespace: a CHECK constraint), and their keys
+        # (both aggregates read the rows in the same order). Half the time of sending each id's
+        # length as well: 0.27 s against 0.5-0.7 s for a pool of 1.2 million documents.
         cursor.execute(
-            "SELECT string_agg(name, ''), string_agg(int4send(octet_length(name)), ''),"
-            " string_agg(int8send(id), '')"
-            f" FROM (SELECT convert_to(external_id, 'UTF8') AS name, id FROM {table} WHERE pool_id = %s) t",
+            f"SELECT string_agg(external_id, E'\\n'), string_agg(int8send(id), '') FROM {table} WHERE pool_id = %s",
             [pool_pk],
         )
-        names, lengths, keys = (bytes(x or b"") for x in cursor.fetchone())
-        ends = np.cumsum(np.frombuffer(lengths, dtype=">i4").astype(np.int64))
-        ids = _Field.read(names, _words(names), ends - np.diff(ends, prepend=0), ends)
+        text, keys = cursor.fetchone()
+        names, keys = (text or "").encode(), bytes(keys or b"")
+        newlines = np.flatnonzero(np.frombuffer(names, dtype=np.uint8) == _NEWLINE)
+        starts = np.concatenate(([0], newlines + 1)) if names else np.zeros(0, dtype=np.int64)
+        ends = np.append(newlines, len(names)) if names else np.zeros(0, dtype=np.int64)
+        if len(starts) * 8 != len(keys):
+            return None  # an id with a newline after all: match on the server
+        ids = _Field.read(names, _words(names), starts, ends)
         return cls(ids, np.frombuffer(keys, dtype=">i8").astype(np.int64))
 
     def positions(self, hashes: np.ndarray) -> np.ndarray:
         """For every hash, the position of the id with that hash (any position where there is none).
         A table indexed by the top bits of the hash answers most; ids that share a slot of the table
-        are found by binary search."""
+        are found by binary search. The table is small (2 to 4 slots an id, int32): fresh pages
+        cost here, and 256 MB of table and counts took 0.5 s for a pool of 1.2 million documents."""
         own = self.ids.hashes()
         by_hash = np.argsort(own)
         ordered = own[by_hash]
         if np.any(ordered[1:] == ordered[:-1]):
             raise _Declined
-        bits = len(own).bit_length() + 3  # 8 to 16 slots an id
+        bits = len(own).bit_length() + 1
         shift = np.uint64(64 - bits)
-        slot = (own >> shift).astype(np.intp)
-        table = np.zeros(1 << bits, dtype=np.int64)
-        table[slot] = np.arange(len(own))
+        slots = (ordered >> shift).astype(np.intp)  # sorted, as `ordered` is
+        table = np.zeros(1 << bits, dtype=np.int32)
+        table[slots] = by_hash
+        shared_slot = np.zeros(1 << bits, dtype=bool)
+        shared_slot[slots[1:][slots[1:] == slots[:-1]]] = True
         wanted = (hashes >> shift).astype(np.intp)
-        at = table[wanted]
-        shared = np.flatnonzero((np.bincount(slot, minlength=1 << bits) > 1)[wanted])
+        at = table[wanted].astype(np.int64)
+        shared = np.flatnonzero(shared_slot[wanted])
         at[shared] = by_hash[np.minimum(np.searchsorted(ordered, hashes[shared]), len(own) - 1)]
         return at
 

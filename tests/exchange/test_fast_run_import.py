@@ -185,3 +185,29 @@ def test_a_document_twice_in_a_later_block_writes_nothing(configuration, monkeyp
     with pytest.raises(FormatError) as error:
         import_run(configuration, data, name="a.run")
     assert [(p.line, p.field) for p in error.value.problems] == [(5, "docid")]
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 3000])
+def test_known_ids_are_found_through_the_table_and_the_shared_slots(n):
+    """_Known.positions: every id of the pool is found, whether its slot of the table is its own or
+    shared with another id (then by binary search); an id not in the pool gets some position, which
+    the byte-for-byte check refuses."""
+    names = [f"doc-{i * 7919 % 100_003}" for i in range(n)]
+    data = "\n".join(names).encode()
+    field = _field_of(data)
+    known = fastrun._Known(field, np.arange(100, 100 + n, dtype=np.int64))
+    wanted = _field_of("\n".join([*reversed(names), "not-there"]).encode())
+    at = known.positions(wanted.hashes())
+    assert [known.ids[i] for i in at[:n].tolist()] == [name.encode() for name in reversed(names)]
+    assert not wanted.same(np.array([n]), known.ids, at[n:])[0]
+    bits = n.bit_length() + 1
+    slots = known.ids.hashes() >> np.uint64(64 - bits)
+    if n == 3000:  # the binary search did some of the work
+        assert len(np.unique(slots)) < n
+
+
+def _field_of(data: bytes):
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    starts = np.concatenate(([0], newlines + 1))
+    ends = np.append(newlines, len(data))
+    return fastrun._Field.read(data, fastrun._words(data), starts, ends)
