@@ -631,17 +631,22 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
 
         grades = None
         if scope is None and len(run_ids) < len(pool_runs):
-            # Some of the runs (a new one): only graded queries have rows, so read the grades first,
-            # drop the runs' rows of other queries, and read the rankings of graded queries only.
+            # Some of the runs (a new one): only graded queries have rows, so read the grades first and
+            # drop the runs' rows of other queries. When most queries are not graded, read the rankings
+            # of graded ones only (33 ms -> 3 ms for 5,000 rankings and no grade); otherwise filtering
+            # costs more than it saves (140 ms against 40 ms to read 5,000 rankings).
             tick = time.perf_counter()
             grades = _read_grades(cursor, pool.pk, rule, None)
             timings["read grades"] = time.perf_counter() - tick
-            scope = grades.queries
+            graded = grades.queries.tolist()
             where, params = _Batch().where(run_ids)
             cursor.execute(
-                f"DELETE FROM {_TABLE} WHERE {where} AND NOT query_id = ANY(%s)", [*params, scope.tolist()]
+                f"DELETE FROM {_TABLE} WHERE {where} AND NOT query_id = ANY(%s)", [*params, graded]
             )
             summary.deleted += cursor.rowcount
+            cursor.execute("SELECT count(*) FROM judgments_query WHERE pool_id = %s", [pool.pk])
+            if 2 * len(graded) < cursor.fetchone()[0]:
+                scope = grades.queries
 
         if scope is not None and len(scope) <= FEW_QUERIES:
             tick = time.perf_counter()

@@ -177,17 +177,40 @@ def test_a_submitted_run_is_scored_on_every_graded_query(
 
 
 @pytest.mark.parametrize("few_queries", [50, 1])
-def test_rescoring_one_run_reads_only_graded_queries_and_drops_stale_rows(
+def test_rescoring_one_run_drops_rows_of_queries_no_longer_graded(
     busy_pool, configuration, monkeypatch, few_queries
 ):
-    """rescore_run reads the rankings of graded queries only (q6 is ranked, never graded) and removes
-    the run's rows of a query that lost its grades without a signal; the result equals a full
-    recompute. few_queries=1 takes the batched path."""
+    """rescore_run removes the run's rows of a query that lost its grades without a signal; the
+    result equals a full recompute. few_queries=1 takes the batched path."""
     import scoring.services
 
+    monkeypatch.setattr(scoring.services, "FEW_QUERIES", few_queries)
     run = configuration.runs.order_by("-id").first()
     q2 = Query.objects.get(pool=busy_pool, external_id="q2")
     Judgment.objects.filter(pair__query=q2).delete()  # no signal: q2's rows are stale
+    summary = scoring.services.rescore_run(run)
+    assert summary.deleted >= 1
+    assert not CellScore.objects.filter(run=run, query=q2).exists()
+    incremental = values(snapshot(busy_pool))
+    rescore_pool(busy_pool)
+    full = values(snapshot(busy_pool))
+    assert {k: v for k, v in full.items() if k[0] == run.pk} == {
+        k: v for k, v in incremental.items() if k[0] == run.pk
+    }
+
+
+@pytest.mark.parametrize("ungraded", [2, 20])
+def test_rescoring_one_run_reads_only_graded_rankings_when_most_queries_are_not(
+    busy_pool, configuration, monkeypatch, ungraded
+):
+    """With most of the pool's queries ungraded, rescore_run reads the rankings of graded queries
+    only; with most graded, it reads them all (a filter would cost more). Same rows either way."""
+    import scoring.services
+
+    extra = {f"u{i}": ["d1", "d2"] for i in range(ungraded)}
+    run = judgment_services.record_run(
+        configuration, {"q1": ["d1", "d3"], "q6": ["d2"], **extra}, source="api"
+    )
     read = []
     original = scoring.services._read_rankings
 
@@ -197,21 +220,18 @@ def test_rescoring_one_run_reads_only_graded_queries_and_drops_stale_rows(
         return runs, queries, docs
 
     monkeypatch.setattr(scoring.services, "_read_rankings", spy)
-    monkeypatch.setattr(scoring.services, "FEW_QUERIES", few_queries)
-    summary = scoring.services.rescore_run(run)
+    scoring.services.rescore_run(run)
     graded = set(
-        Query.objects.filter(pool=busy_pool, external_id__in=["q1", "q3", "q4", "q5"]).values_list(
-            "pk", flat=True
-        )
+        Query.objects.filter(pool=busy_pool, pairs__judgments__isnull=False).values_list("pk", flat=True)
     )
-    assert read and set(read) <= graded
-    assert summary.deleted >= 1  # q2's row of this run
-    assert not CellScore.objects.filter(run=run, query=q2).exists()
+    if ungraded == 20:  # 5 graded of 26 queries
+        assert set(read) == {Query.objects.get(pool=busy_pool, external_id="q1").pk}
+    else:  # 5 graded of 8
+        assert set(read) - graded  # q6 and the u queries were read too
     incremental = values(snapshot(busy_pool))
     monkeypatch.setattr(scoring.services, "_read_rankings", original)
     rescore_pool(busy_pool)
-    full = values(snapshot(busy_pool))
-    assert {k: v for k, v in full.items() if k[0] == run.pk} == {
+    assert {k: v for k, v in values(snapshot(busy_pool)).items() if k[0] == run.pk} == {
         k: v for k, v in incremental.items() if k[0] == run.pk
     }
 
