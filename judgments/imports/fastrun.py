@@ -223,30 +223,42 @@ class _Lines:
         return rows + lo
 
 
-def _read_lines(data: bytes) -> _Lines | None:
-    """The lines of a file in the common shape, their layout checked (not yet their ranks and
-    scores: `_Lines.order`); None for any other file."""
-    if not data or data.translate(None, _ALLOWED):
+def split_lines(data: bytes, fields: int, allowed: bytes = _ALLOWED):
+    """A file of `fields` fields a line in the common shape: every byte in `allowed` (printable ASCII,
+    space and newline at most), one space between fields, a newline after each line (added to the last
+    if missing), no blank or comment line. Returns (the data, its bytes as an array, where every field
+    ends: lines x fields, where every line starts), or None for any other file."""
+    if not data or data.translate(None, allowed):
         return None
     if not data.endswith(b"\n"):
         data += b"\n"
     buffer = np.frombuffer(data, dtype=np.uint8)
     # Past the check above, the only bytes below "!" are spaces and newlines: where fields end.
     ends = np.flatnonzero(buffer < 0x21)
-    if len(ends) % FIELDS:
+    if len(ends) % fields:
         return None
-    ends = ends.reshape(-1, FIELDS)
-    # Five spaces then a newline on every line, every field at least one byte (no blank line, no
-    # space at either end of a line or next to another), and no line starts a comment.
+    ends = ends.reshape(-1, fields)
+    # Spaces then a newline on every line, every field at least one byte (no blank line, no space at
+    # either end of a line or next to another), and no line starts a comment.
     kinds = buffer[ends]
     if np.any(kinds[:, :-1] != _SPACE) or np.any(kinds[:, -1] != _NEWLINE):
         return None
     if ends[0, 0] < 1 or np.diff(ends.ravel()).min(initial=2) < 2:
         return None
-    spaces, newlines = ends[:, :-1], ends[:, -1]
-    line_starts = np.concatenate(([0], newlines[:-1] + 1))
+    line_starts = np.concatenate(([0], ends[:-1, -1] + 1))
     if np.any(buffer[line_starts] == _HASH):
         return None
+    return data, buffer, ends, line_starts
+
+
+def _read_lines(data: bytes) -> _Lines | None:
+    """The lines of a file in the common shape, their layout checked (not yet their ranks and
+    scores: `_Lines.order`); None for any other file."""
+    layout = split_lines(data, FIELDS)
+    if layout is None:
+        return None
+    data, _, ends, line_starts = layout
+    spaces, newlines = ends[:, :-1], ends[:, -1]
     words = _words(data)
     qids = _Field.read(data, words, line_starts, spaces[:, 0])
     docs = _Field.read(data, words, spaces[:, 1] + 1, spaces[:, 2])

@@ -21,7 +21,7 @@ from judgments.formats import FormatError, Problem, parse_grade_map, parse_qrels
 from judgments.models import Document, Pool, Query, Run, SearchConfiguration
 from judgments.signals import grades_changed
 
-from . import fastrun
+from . import fastrun, qrels_table
 
 QRELS_RATER_PREFIX = "qrels:"
 ANALYZE_AFTER = 20_000  # judgments in one file
@@ -114,6 +114,20 @@ def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
 # --- Qrels -----------------------------------------------------------------------------------------
 
 
+def _whole_file(stream) -> tuple[bytes | None, object]:
+    """The whole file as bytes when the stream is binary (bytes, a binary file: what qrels_table reads),
+    else None; and a stream that still gives the whole file to formats.parse_qrels."""
+    if isinstance(stream, (bytes, bytearray, memoryview)):
+        return bytes(stream), stream
+    read = getattr(stream, "read", None)
+    if read is None:  # lines
+        return None, stream
+    data = read()
+    if isinstance(data, str):
+        return None, io.StringIO(data)
+    return bytes(data), data
+
+
 def _grade_map(grade_map, name: str) -> dict[int, int | None] | None:
     if grade_map is None or isinstance(grade_map, Mapping):
         return dict(grade_map) if grade_map else None
@@ -133,21 +147,21 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
     history as having made the change (default the rater).
     """
     gmap = _grade_map(grade_map, name)
-    records = parse_qrels(stream, name, grade_map=gmap)
-    read = len(records)
+    data, stream = _whole_file(stream)
+    table = qrels_table.read_common(data) if data is not None and not gmap else None
+    if table is None:  # any other shape, or a problem: the general parser names it
+        table = qrels_table.QrelsTable.from_records(parse_qrels(stream, name, grade_map=gmap))
+    del data, stream
+    read = len(table)
     with transaction.atomic():
         if rater is None:
             rater = file_rater(name)
         queries_before = Query.objects.filter(pool=pool).count()
         documents_before = Document.objects.filter(pool=pool).count()
-        query_pks = services.ensure_queries(pool, {r.query_id for r in records})
-        doc_pks = services.ensure_documents(pool, {r.doc_id for r in records})
+        query_pks = services.ensure_queries(pool, table.query_ids)
+        doc_pks = services.ensure_documents(pool, table.doc_ids)
         queries_created = Query.objects.filter(pool=pool).count() - queries_before
         documents_created = Document.objects.filter(pool=pool).count() - documents_before
-        buffer = io.StringIO()
-        for r in records:
-            buffer.write(f"{query_pks[r.query_id]}\t{doc_pks[r.doc_id]}\t{r.grade}\n")
-        del records, doc_pks  # a million-line file: keep the memory for the database work
         services.set_actor(actor or rater)
         with connection.cursor() as cursor:
             cursor.execute(
@@ -155,9 +169,8 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
                 " ON COMMIT DROP"
             )
             cursor.execute("TRUNCATE jl_import_qrels")
-            with cursor.copy("COPY jl_import_qrels (query_id, document_id, grade) FROM STDIN") as copy:
-                copy.write(buffer.getvalue())
-            del buffer
+            table.copy_rows(cursor, "jl_import_qrels", query_pks, doc_pks)
+            del table, doc_pks  # a million-line file: keep the memory for the database work
             # The pairs, as services.ensure_pairs creates them, but set-based: no per-pair map in Python.
             cursor.execute(
                 """
