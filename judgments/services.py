@@ -126,9 +126,15 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
             )
         return found
     with transaction.atomic(), connection.cursor() as cursor:
-        # Hash joins of a few hundred thousand ids stay in memory (4MB spills them to disk: 2x slower).
-        cursor.execute("SELECT current_setting('work_mem'), set_config('work_mem', '64MB', true)")
-        work_mem = cursor.fetchone()[0]
+        # Hash joins of a few hundred thousand ids stay in memory (4MB spills them to disk: 2x slower),
+        # and never a nested loop: with statistics that say the pool's documents are few (a fresh
+        # database), the planner picked one whose inner scan re-read the rows the INSERT was adding,
+        # quadratic in the ids (a million of them ran for over 15 minutes).
+        cursor.execute(
+            "SELECT current_setting('work_mem'), current_setting('enable_nestloop'),"
+            " set_config('work_mem', '64MB', true), set_config('enable_nestloop', 'off', true)"
+        )
+        work_mem, nestloop = cursor.fetchone()[:2]
         cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text) ON COMMIT DROP")
         cursor.execute("TRUNCATE jl_wanted_docs")
         with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
@@ -157,7 +163,10 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
             [pool.pk],
         )
         names, keys = cursor.fetchone()
-        cursor.execute("SELECT set_config('work_mem', %s, true)", [work_mem])
+        cursor.execute(
+            "SELECT set_config('work_mem', %s, true), set_config('enable_nestloop', %s, true)",
+            [work_mem, nestloop],
+        )
         return dict(zip(names.split("\n"), keys, strict=True)) if names is not None else {}
 
 

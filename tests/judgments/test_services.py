@@ -23,3 +23,15 @@ def test_ensure_documents_maps_existing_and_creates_missing(pool, size):
     assert all(stored[name] == keys[name] for name in wanted)
     assert Document.objects.filter(pool=pool).count() == before + len(wanted) - len(existing)
     assert services.ensure_documents(pool, wanted) == keys  # again: nothing new
+
+
+def test_ensure_documents_restores_the_settings_it_changes(pool):
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('work_mem', '5MB', true), set_config('enable_nestloop', 'on', true)"
+        )
+        services.ensure_documents(pool, [f"n-{i}" for i in range(5000)])
+        cursor.execute("SELECT current_setting('work_mem'), current_setting('enable_nestloop')")
+        assert cursor.fetchone() == ("5MB", "on")
