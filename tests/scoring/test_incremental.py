@@ -242,6 +242,41 @@ def test_rescore_queries_of_nothing_changes_nothing(busy_pool):
     assert snapshot(busy_pool) == before
 
 
+def change_q1_and_q3(busy_pool, raters, capture) -> None:
+    """Change one grade of q1 and of q3, then send grades_changed for all their pairs at once (what an
+    import does), running the commit callbacks."""
+    with capture(execute=True):
+        for qid in ("q1", "q3"):
+            judgment = Judgment.objects.filter(pair__query__external_id=qid, rater=raters[0]).first()
+            judgment_services.record_judgment(judgment.pair, raters[0], grade=(judgment.grade + 3) % 5)
+        pair_ids = list(
+            Pair.objects.filter(pool=busy_pool, query__external_id__in=["q1", "q3"]).values_list(
+                "pk", flat=True
+            )
+        )
+        grades_changed.send(sender=Pool, pool=busy_pool, pair_ids=pair_ids)
+
+
+def test_a_big_import_recomputes_the_whole_pool(
+    busy_pool, raters, monkeypatch, django_capture_on_commit_callbacks
+):
+    """From MANY_PAIRS changed pairs on, grades_changed rescores the pool instead of looking up the
+    queries of every pair; the rows equal a full recompute either way."""
+    import scoring.services
+
+    monkeypatch.setattr(scoring.services, "MANY_PAIRS", 2)
+    calls = []
+    original = scoring.services.rescore_pool
+    monkeypatch.setattr(
+        scoring.services, "rescore_pool", lambda pool: calls.append(pool.pk) or original(pool)
+    )
+    before = snapshot(busy_pool)
+    change_q1_and_q3(busy_pool, raters, django_capture_on_commit_callbacks)
+    assert calls == [busy_pool.pk]
+    monkeypatch.setattr(scoring.services, "rescore_pool", original)
+    assert_incremental_equals_full(busy_pool, before, {"q1", "q3"})
+
+
 def test_many_queries_at_once_take_the_batched_path(
     busy_pool, raters, django_capture_on_commit_callbacks, settings
 ):
@@ -251,16 +286,7 @@ def test_many_queries_at_once_take_the_batched_path(
     original = scoring.services.FEW_QUERIES
     scoring.services.FEW_QUERIES = 1
     try:
-        with django_capture_on_commit_callbacks(execute=True):
-            for qid in ("q1", "q3"):
-                judgment = Judgment.objects.filter(pair__query__external_id=qid, rater=raters[0]).first()
-                judgment_services.record_judgment(judgment.pair, raters[0], grade=(judgment.grade + 3) % 5)
-            pair_ids = list(
-                Pair.objects.filter(pool=busy_pool, query__external_id__in=["q1", "q3"]).values_list(
-                    "pk", flat=True
-                )
-            )
-            grades_changed.send(sender=Pool, pool=busy_pool, pair_ids=pair_ids)
+        change_q1_and_q3(busy_pool, raters, django_capture_on_commit_callbacks)
     finally:
         scoring.services.FEW_QUERIES = original
     assert_incremental_equals_full(busy_pool, before, {"q1", "q3"})
