@@ -18,6 +18,7 @@ by `services.record_run` would (tests/exchange/test_fast_run_import.py checks th
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 from dataclasses import dataclass
@@ -79,7 +80,11 @@ def as_bytes(stream) -> tuple[bytes | None, object]:
     if isinstance(stream, str):
         return None, stream
     read = getattr(stream, "read", None)
-    chunks = [read()] if read is not None else list(stream)
+    if read is not None:
+        whole = read()
+        # A text file's contents go back as a text stream: the parsers read a list as lines.
+        return (None, io.StringIO(whole)) if isinstance(whole, str) else (bytes(whole), whole)
+    chunks = list(stream)
     try:
         return b"".join(chunks), chunks
     except TypeError:  # text lines

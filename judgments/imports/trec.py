@@ -8,7 +8,6 @@ Scores follow through the `grades_changed` / `run_submitted` signals once the tr
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -114,20 +113,6 @@ def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
 # --- Qrels -----------------------------------------------------------------------------------------
 
 
-def _whole_file(stream) -> tuple[bytes | None, object]:
-    """The whole file as bytes when the stream is binary (bytes, a binary file: what qrels_table reads),
-    else None; and a stream that still gives the whole file to formats.parse_qrels."""
-    if isinstance(stream, (bytes, bytearray, memoryview)):
-        return bytes(stream), stream
-    read = getattr(stream, "read", None)
-    if read is None:  # lines
-        return None, stream
-    data = read()
-    if isinstance(data, str):
-        return None, io.StringIO(data)
-    return bytes(data), data
-
-
 def _grade_map(grade_map, name: str) -> dict[int, int | None] | None:
     if grade_map is None or isinstance(grade_map, Mapping):
         return dict(grade_map) if grade_map else None
@@ -147,7 +132,7 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
     history as having made the change (default the rater).
     """
     gmap = _grade_map(grade_map, name)
-    data, stream = _whole_file(stream)
+    data, stream = fastrun.as_bytes(stream)
     table = qrels_table.read_common(data) if data is not None and not gmap else None
     if table is None:  # any other shape, or a problem: the general parser names it
         table = qrels_table.QrelsTable.from_records(parse_qrels(stream, name, grade_map=gmap))

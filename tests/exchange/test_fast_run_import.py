@@ -211,3 +211,14 @@ def _field_of(data: bytes):
     starts = np.concatenate(([0], newlines + 1))
     ends = np.append(newlines, len(data))
     return fastrun._Field.read(data, fastrun._words(data), starts, ends)
+
+
+def test_a_text_stream_is_read_as_lines_by_the_general_parser(configuration):
+    """A file opened in text mode cannot take the fast path (it reads bytes); the general parser
+    still gets it line by line."""
+    import io
+
+    run = import_run(
+        configuration, io.StringIO("q1 Q0 d3 1 2.5 t\nq1 Q0 d1 2 2 t\nq2 Q0 d2 1 1 t\n"), name="a.run"
+    )
+    assert services.ranking_external_ids(run) == {"q1": ["d3", "d1"], "q2": ["d2"]}
