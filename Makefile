@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 PYTEST_ARGS ?=
+# Two workers, each with its own test database (test_judgments_gw0, _gw1): the machine has 2 cores.
+PYTEST_WORKERS ?= 2
 
 .PHONY: run test install lint bench stop-db
 
@@ -32,14 +34,16 @@ test: $(VENV)/.installed-test
 	    echo "Installing Debian's chromium for the browser tests..."; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium not found: browser tests will be skipped (apt-get install chromium)"; fi; }
-	DEBUG=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	DEBUG=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=10 $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-## make bench: the scoring benchmark (5,000 queries x 50 configurations x depth 100) against pytrec_eval.
+## make bench: every benchmark (tests/bench/): scoring against pytrec_eval, comparison pages, imports/exports against psql.
 bench: $(VENV)/.installed-test
-	DEBUG=1 $(BIN)/python manage.py bench_scoring
+	DEBUG=1 $(BIN)/python tests/bench/run.py bench_scoring
+	DEBUG=1 $(BIN)/python tests/bench/run.py bench_compare
+	DEBUG=1 $(BIN)/python tests/bench/run.py bench_exchange
 
 stop-db: $(VENV)/.installed
 	DEBUG=1 $(BIN)/python -c "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings');django.setup();from django.conf import settings;from config.embedded_db import server;print('stopped' if server.stop(settings.EMBEDDED_PGDATA) else 'not running')"

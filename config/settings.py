@@ -128,7 +128,9 @@ default_db["CONN_HEALTH_CHECKS"] = True
 # Scores are read by index ranges over (run, query); with SSD-era storage PostgreSQL's default
 # random_page_cost (4) makes the planner prefer scans that read more pages (see bench_compare).
 default_db.setdefault("OPTIONS", {})
-default_db["OPTIONS"].setdefault("options", "-c random_page_cost=" + os.environ.get("PG_RANDOM_PAGE_COST", "1.1"))
+default_db["OPTIONS"].setdefault(
+    "options", "-c random_page_cost=" + os.environ.get("PG_RANDOM_PAGE_COST", "1.1")
+)
 default_db["TEST"] = {"NAME": os.environ.get("TEST_DB_NAME", "test_judgments")}
 DATABASES = {"default": default_db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

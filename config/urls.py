@@ -11,8 +11,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("judgments.urls")),
-    path("", include("judgments.rating_urls")),
+    path("", include("judgments.rating.urls")),
     path("", include("scoring.urls")),
     path("api/", include("config.api_urls")),
-    path("", include("judgments.exchange_urls")),
+    path("", include("judgments.exchange.urls")),
 ]

@@ -13,10 +13,7 @@ A row outside the user's scope is a 404, never data. Bad input is a 400 with
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404, StreamingHttpResponse
@@ -29,13 +26,14 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import access, exports, serializers, services
-from .formats import FormatError, Problem
-from .imports import import_qrels, import_queries, import_run
-from .imports.checks import dry_run
-from .imports.documents import import_documents
-from .imports.judgments import import_judgments
-from .models import Document, Judgment, Pool, Query, Ranking, Run
+from judgments.exchange import exports
+from judgments.exchange.formats import FormatError, Problem
+from judgments.exchange.imports import import_run
+from judgments.exchange.imports.calls import import_call
+from judgments.exchange.imports.checks import dry_run
+
+from . import access, serializers, services
+from .models import Document, Judgment, Query, Ranking, Run
 
 PROBLEMS_400 = OpenApiResponse(serializers.ProblemsSerializer, description="Bad input; nothing was stored.")
 STREAM_200 = OpenApiResponse(OpenApiTypes.STR, description="A streamed text file (attachment).")
@@ -197,41 +195,6 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
             return format_error_response(exc)
         data = serializers.ImportSummarySerializer(summary).data
         return Response(data, status=status.HTTP_200_OK if check_only else status.HTTP_201_CREATED)
-
-
-def import_call(pool: Pool, kind: str, stream, name: str, options: dict, user) -> Callable[[], object]:
-    """The import of a file of `kind` as a call without arguments (web and API; a dry run wraps it,
-    so that a rater account named in `options` is created only by the real import)."""
-
-    def call():
-        if kind == "queries":
-            return import_queries(pool, stream, name=name)
-        if kind == "documents":
-            return import_documents(pool, stream, name=name)
-        rater = _named_rater(options.get("rater") or "")
-        if kind == "qrels":
-            return import_qrels(
-                pool, stream, name=name, rater=rater, grade_map=options.get("grade_map") or None, actor=user
-            )
-        fmt = kind.removeprefix("judgments-")
-        return import_judgments(
-            pool, stream, format=fmt, name=name, rater=rater if fmt == "csv" else None, actor=user
-        )
-
-    return call
-
-
-def _named_rater(username: str):
-    """The account a file's grades go to, created without a usable password if missing (None: default)."""
-    if not username:
-        return None
-    User = get_user_model()
-    rater = User.objects.filter(username=username).first()
-    if rater is None:
-        rater = User(username=username)
-        rater.set_unusable_password()
-        rater.save()
-    return rater
 
 
 def _field_problems(errors) -> list[Problem]:

@@ -262,7 +262,7 @@ class JudgmentSubmitSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
     def validate(self, attrs):
-        from .imports.judgments import pool_grades
+        from judgments.exchange.imports.judgments import pool_grades
 
         pool = attrs["pool"]
         pair = (

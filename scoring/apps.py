@@ -7,13 +7,13 @@ class ScoringConfig(AppConfig):
     verbose_name = "Scoring"
 
     def ready(self) -> None:
-        # Stored scores follow every grade and run as soon as its transaction commits (scoring.services).
+        # Stored scores follow every grade and run as soon as its transaction commits (scoring.receivers).
         from judgments.models import Pool
         from judgments.signals import grades_changed, run_submitted
 
-        from . import services
+        from . import receivers
 
-        grades_changed.connect(services.on_grades_changed, dispatch_uid="scoring.grades_changed")
-        run_submitted.connect(services.on_run_submitted, dispatch_uid="scoring.run_submitted")
-        pre_save.connect(services.remember_combine_rule, sender=Pool, dispatch_uid="scoring.pool_pre_save")
-        post_save.connect(services.on_pool_saved, sender=Pool, dispatch_uid="scoring.pool_post_save")
+        grades_changed.connect(receivers.on_grades_changed, dispatch_uid="scoring.grades_changed")
+        run_submitted.connect(receivers.on_run_submitted, dispatch_uid="scoring.run_submitted")
+        pre_save.connect(receivers.remember_combine_rule, sender=Pool, dispatch_uid="scoring.pool_pre_save")
+        post_save.connect(receivers.on_pool_saved, sender=Pool, dispatch_uid="scoring.pool_post_save")

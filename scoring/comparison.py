@@ -9,7 +9,7 @@ flavour), which the scoring service keeps current as grades and runs arrive:
 - the significance figures are those of `scoring.stats` (paired randomization test, paired t-test,
   percentile bootstrap, Holm), computed for several metrics at once by `scoring.paired_stats`.
 
-Reads are sized for pools of 50 configurations x 5,000 queries (`manage.py bench_compare`): the
+Reads are sized for pools of 50 configurations x 5,000 queries (`tests/bench/run.py bench_compare`): the
 leaderboard is one aggregate over the two newest runs' rows of one flavour, a comparison reads only
 the columns it shows.
 """

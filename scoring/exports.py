@@ -17,13 +17,13 @@ from itertools import groupby
 
 from django.db.models import Avg, Count
 
-from judgments import formats
-from judgments.exports import run_tag
+from judgments.exchange import formats
+from judgments.exchange.exports import run_tag
 from judgments.models import Pool, Run
 
 from . import metrics
+from .leaderboard import configuration_means
 from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
-from .services import configuration_means
 
 # trec_eval's measure names, in the order trec_eval prints them.
 TREC_EVAL_NAMES: dict[str, str] = {

@@ -8,15 +8,15 @@ from dataclasses import dataclass
 
 from judgments.models import Document, Query, Ranking, Run, SearchConfiguration
 
-from . import services
+from . import grades as grade_reader
 from .comparison import SCORE_FIELDS, ComparisonError, check_flavour, current_runs
 from .models import QueryScore
 
 
 def combined_grades(query: Query) -> dict[int, float]:
     """{document pk: combined grade} of the query's judged documents, as the scores use them
-    (`services.pool_grades`: an admin's final grade, else the pool's rule over the raters' grades)."""
-    grades = services.pool_grades(query.pool, [query.pk])
+    (`grade_reader.pool_grades`: an admin's final grade, else the pool's rule over the raters' grades)."""
+    grades = grade_reader.pool_grades(query.pool, [query.pk])
     return dict(zip(grades.doc.tolist(), grades.grade.tolist(), strict=True))
 
 

@@ -1,17 +1,19 @@
 from django.urls import path
 
-from . import views, views_csv, views_recompute
+from . import downloads, recompute, views
 
 app_name = "scoring"
 
 urlpatterns: list = [
-    # Leaderboard and comparisons (scoring.views; CSV downloads: scoring.views_csv).
+    # Leaderboard and comparisons (scoring.views; CSV downloads: scoring.downloads).
     path("pools/<str:pool>/leaderboard/", views.leaderboard, name="leaderboard"),
-    path("pools/<str:pool>/leaderboard.csv", views_csv.leaderboard_csv, name="leaderboard-csv"),
+    path("pools/<str:pool>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
     path("pools/<str:pool>/compare/", views.compare, name="compare"),
-    path("pools/<str:pool>/compare.csv", views_csv.compare_csv, name="compare-csv"),
+    path("pools/<str:pool>/compare.csv", downloads.compare_csv, name="compare-csv"),
     path("pools/<str:pool>/compare/query/", views.compare_query, name="compare-query"),
-    path("pools/<str:pool>/recompute/", views_recompute.recompute, name="recompute"),
+    path("pools/<str:pool>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),
+    path("runs/<int:run_id>/trec_eval/", downloads.run_scores_download, name="run-scores"),
+    path("pools/<str:pool>/recompute/", recompute.recompute, name="recompute"),
     path(
         "configurations/<int:configuration_id>/scores/",
         views.configuration_history,
@@ -19,7 +21,7 @@ urlpatterns: list = [
     ),
     path(
         "configurations/<int:configuration_id>/scores.csv",
-        views_csv.configuration_history_csv,
+        downloads.configuration_history_csv,
         name="configuration-history-csv",
     ),
     path(

@@ -16,8 +16,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from judgments import access, queue
+from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
+from judgments.rating import queue
 
 from . import charts, comparison, side_by_side
 from .comparison import ComparisonError, metric_label

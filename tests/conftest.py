@@ -15,6 +15,17 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 PASSWORD = "correct-horse-battery"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing():
+    """Personas' passwords are test data: MD5 instead of PBKDF2's 0.2-0.3 s a hash, for the whole session."""
+    from django.test import override_settings
+
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    fast.enable()
+    yield
+    fast.disable()
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """pytest-django's test database, checked to be PostgreSQL (never SQLite). Pure tests need no database."""

@@ -3,13 +3,13 @@
 import django.contrib.postgres.fields
 import django.core.validators
 import django.db.models.deletion
-import judgments.models
 from django.conf import settings
 from django.db import migrations, models
 
+import judgments.models
+
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -27,247 +27,618 @@ class Migration(migrations.Migration):
             reverse_sql="DROP FUNCTION IF EXISTS jl_array_has_no_duplicates(anyarray);",
         ),
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200, validators=[django.core.validators.RegexValidator('^\\S+$', 'Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).')], verbose_name='document id')),
-                ('title', models.TextField(blank=True)),
-                ('body', models.TextField(blank=True)),
-                ('url', models.URLField(blank=True, max_length=2000)),
-                ('extra', models.JSONField(blank=True, default=dict)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "external_id",
+                    models.CharField(
+                        max_length=200,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^\\S+$",
+                                "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).",
+                            )
+                        ],
+                        verbose_name="document id",
+                    ),
+                ),
+                ("title", models.TextField(blank=True)),
+                ("body", models.TextField(blank=True)),
+                ("url", models.URLField(blank=True, max_length=2000)),
+                ("extra", models.JSONField(blank=True, default=dict)),
             ],
             options={
-                'ordering': ['pool', 'external_id'],
+                "ordering": ["pool", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Pair',
+            name="Pair",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('queued_at', models.DateTimeField(blank=True, null=True)),
-                ('priority', models.IntegerField(default=0)),
-                ('held_until', models.DateTimeField(blank=True, null=True)),
-                ('final_grade', models.PositiveSmallIntegerField(blank=True, choices=[(0, 'Not relevant'), (1, 'Marginal'), (2, 'Relevant'), (3, 'Highly relevant'), (4, 'Perfect')], null=True)),
-                ('final_at', models.DateTimeField(blank=True, null=True)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='judgments.document')),
-                ('final_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('held_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("queued_at", models.DateTimeField(blank=True, null=True)),
+                ("priority", models.IntegerField(default=0)),
+                ("held_until", models.DateTimeField(blank=True, null=True)),
+                (
+                    "final_grade",
+                    models.PositiveSmallIntegerField(
+                        blank=True,
+                        choices=[
+                            (0, "Not relevant"),
+                            (1, "Marginal"),
+                            (2, "Relevant"),
+                            (3, "Highly relevant"),
+                            (4, "Perfect"),
+                        ],
+                        null=True,
+                    ),
+                ),
+                ("final_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="pairs",
+                        to="judgments.document",
+                    ),
+                ),
+                (
+                    "final_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "held_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='JudgmentChange',
+            name="JudgmentChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('judgment_id_ref', models.BigIntegerField(db_index=True, help_text='id of the judgment (kept after it is deleted)')),
-                ('changed_at', models.DateTimeField()),
-                ('action', models.CharField(choices=[('created', 'Created'), ('changed', 'Changed'), ('deleted', 'Deleted')], max_length=10)),
-                ('old_grade', models.SmallIntegerField(blank=True, null=True)),
-                ('new_grade', models.SmallIntegerField(blank=True, null=True)),
-                ('old_cant_judge', models.BooleanField(null=True)),
-                ('new_cant_judge', models.BooleanField(null=True)),
-                ('old_note', models.TextField(blank=True, default='')),
-                ('new_note', models.TextField(blank=True, default='')),
-                ('changed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('rater', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgment_changes', to='judgments.pair')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "judgment_id_ref",
+                    models.BigIntegerField(
+                        db_index=True, help_text="id of the judgment (kept after it is deleted)"
+                    ),
+                ),
+                ("changed_at", models.DateTimeField()),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[("created", "Created"), ("changed", "Changed"), ("deleted", "Deleted")],
+                        max_length=10,
+                    ),
+                ),
+                ("old_grade", models.SmallIntegerField(blank=True, null=True)),
+                ("new_grade", models.SmallIntegerField(blank=True, null=True)),
+                ("old_cant_judge", models.BooleanField(null=True)),
+                ("new_cant_judge", models.BooleanField(null=True)),
+                ("old_note", models.TextField(blank=True, default="")),
+                ("new_note", models.TextField(blank=True, default="")),
+                (
+                    "changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "rater",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judgment_changes",
+                        to="judgments.pair",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-changed_at', '-id'],
+                "ordering": ["-changed_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Pool',
+            name="Pool",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True, validators=[django.core.validators.RegexValidator('^\\S+$', 'Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).')])),
-                ('description', models.TextField(blank=True)),
-                ('guidelines', models.TextField(blank=True, help_text='Markdown shown to raters.')),
-                ('grade_scale', models.JSONField(default=judgments.models.default_grade_scale, help_text='Label and description per grade 0–4.')),
-                ('raters_per_pair', models.PositiveSmallIntegerField(default=1, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(20)])),
-                ('combine_rule', models.CharField(choices=[('mean', "Mean of the raters' grades"), ('median', "Median of the raters' grades"), ('majority', 'Most frequent grade (ties: the lower)'), ('min', 'Lowest grade (strict)'), ('max', 'Highest grade (lenient)')], default='mean', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('members', models.ManyToManyField(blank=True, related_name='pools', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=100,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^\\S+$",
+                                "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).",
+                            )
+                        ],
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("guidelines", models.TextField(blank=True, help_text="Markdown shown to raters.")),
+                (
+                    "grade_scale",
+                    models.JSONField(
+                        default=judgments.models.default_grade_scale,
+                        help_text="Label and description per grade 0–4.",
+                    ),
+                ),
+                (
+                    "raters_per_pair",
+                    models.PositiveSmallIntegerField(
+                        default=1,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(20),
+                        ],
+                    ),
+                ),
+                (
+                    "combine_rule",
+                    models.CharField(
+                        choices=[
+                            ("mean", "Mean of the raters' grades"),
+                            ("median", "Median of the raters' grades"),
+                            ("majority", "Most frequent grade (ties: the lower)"),
+                            ("min", "Lowest grade (strict)"),
+                            ("max", "Highest grade (lenient)"),
+                        ],
+                        default="mean",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "members",
+                    models.ManyToManyField(blank=True, related_name="pools", to=settings.AUTH_USER_MODEL),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='pair',
-            name='pool',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='judgments.pool'),
+            model_name="pair",
+            name="pool",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="judgments.pool"
+            ),
         ),
         migrations.AddField(
-            model_name='document',
-            name='pool',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='judgments.pool'),
+            model_name="document",
+            name="pool",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="documents", to="judgments.pool"
+            ),
         ),
         migrations.CreateModel(
-            name='Query',
+            name="Query",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200, validators=[django.core.validators.RegexValidator('^\\S+$', 'Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).')], verbose_name='query id')),
-                ('text', models.TextField(blank=True)),
-                ('information_need', models.TextField(blank=True, help_text='What the searcher wants; raters see it.')),
-                ('pool', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='queries', to='judgments.pool')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "external_id",
+                    models.CharField(
+                        max_length=200,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^\\S+$",
+                                "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).",
+                            )
+                        ],
+                        verbose_name="query id",
+                    ),
+                ),
+                ("text", models.TextField(blank=True)),
+                (
+                    "information_need",
+                    models.TextField(blank=True, help_text="What the searcher wants; raters see it."),
+                ),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="queries",
+                        to="judgments.pool",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'queries',
-                'ordering': ['pool', 'external_id'],
-            },
-        ),
-        migrations.AddField(
-            model_name='pair',
-            name='query',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='judgments.query'),
-        ),
-        migrations.CreateModel(
-            name='Run',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('source', models.CharField(choices=[('upload', 'Web upload'), ('api', 'API'), ('file', 'TREC file (command line)'), ('demo', 'Demo data')], max_length=10)),
-                ('tag', models.CharField(blank=True, help_text='run tag from the TREC file, or a label', max_length=200)),
-                ('filename', models.CharField(blank=True, max_length=255)),
-                ('submitted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'ordering': ['configuration', '-id'],
-            },
-        ),
-        migrations.CreateModel(
-            name='Ranking',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('doc_ids', django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(), help_text='Document primary keys, best first.', size=None)),
-                ('query', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rankings', to='judgments.query')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rankings', to='judgments.run')),
-            ],
-        ),
-        migrations.CreateModel(
-            name='SearchConfiguration',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, validators=[django.core.validators.RegexValidator('^\\S+$', 'Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).')])),
-                ('description', models.TextField(blank=True)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pool', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='configurations', to='judgments.pool')),
-            ],
-            options={
-                'ordering': ['pool', 'name'],
+                "verbose_name_plural": "queries",
+                "ordering": ["pool", "external_id"],
             },
         ),
         migrations.AddField(
-            model_name='run',
-            name='configuration',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='judgments.searchconfiguration'),
+            model_name="pair",
+            name="query",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="judgments.query"
+            ),
         ),
         migrations.CreateModel(
-            name='Team',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('members', models.ManyToManyField(blank=True, related_name='teams', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("upload", "Web upload"),
+                            ("api", "API"),
+                            ("file", "TREC file (command line)"),
+                            ("demo", "Demo data"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "tag",
+                    models.CharField(
+                        blank=True, help_text="run tag from the TREC file, or a label", max_length=200
+                    ),
+                ),
+                ("filename", models.CharField(blank=True, max_length=255)),
+                (
+                    "submitted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["configuration", "-id"],
+            },
+        ),
+        migrations.CreateModel(
+            name="Ranking",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "doc_ids",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.BigIntegerField(),
+                        help_text="Document primary keys, best first.",
+                        size=None,
+                    ),
+                ),
+                (
+                    "query",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rankings",
+                        to="judgments.query",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rankings",
+                        to="judgments.run",
+                    ),
+                ),
+            ],
+        ),
+        migrations.CreateModel(
+            name="SearchConfiguration",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=100,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^\\S+$",
+                                "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated).",
+                            )
+                        ],
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="configurations",
+                        to="judgments.pool",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["pool", "name"],
             },
         ),
         migrations.AddField(
-            model_name='searchconfiguration',
-            name='team',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='configurations', to='judgments.team'),
+            model_name="run",
+            name="configuration",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="runs",
+                to="judgments.searchconfiguration",
+            ),
         ),
         migrations.CreateModel(
-            name='Upload',
+            name="Team",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=30)),
-                ('filename', models.CharField(max_length=255)),
-                ('content', models.BinaryField()),
-                ('options', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pool', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='uploads', to='judgments.pool')),
-                ('uploaded_by', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-        ),
-        migrations.CreateModel(
-            name='Judgment',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('grade', models.PositiveSmallIntegerField(blank=True, choices=[(0, 'Not relevant'), (1, 'Marginal'), (2, 'Relevant'), (3, 'Highly relevant'), (4, 'Perfect')], null=True)),
-                ('cant_judge', models.BooleanField(default=False)),
-                ('cant_judge_reason', models.TextField(blank=True)),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('rater', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='judgments', to=settings.AUTH_USER_MODEL)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='judgments.pair')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100, unique=True)),
+                (
+                    "members",
+                    models.ManyToManyField(blank=True, related_name="teams", to=settings.AUTH_USER_MODEL),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['rater', '-updated_at'], name='judgment_rater_recent_idx')],
-                'constraints': [models.UniqueConstraint(fields=('pair', 'rater'), name='one_judgment_per_rater_and_pair'), models.CheckConstraint(condition=models.Q(models.Q(('grade__gte', 0), ('grade__lte', 4)), ('grade__isnull', True), _connector='OR'), name='grade_between_0_and_4'), models.CheckConstraint(condition=models.Q(models.Q(('cant_judge', False), ('grade__isnull', False)), models.Q(('cant_judge', True), ('grade__isnull', True), models.Q(('cant_judge_reason', ''), _negated=True)), _connector='OR'), name='grade_xor_cant_judge_with_reason')],
+                "ordering": ["name"],
+            },
+        ),
+        migrations.AddField(
+            model_name="searchconfiguration",
+            name="team",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="configurations",
+                to="judgments.team",
+            ),
+        ),
+        migrations.CreateModel(
+            name="Upload",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(max_length=30)),
+                ("filename", models.CharField(max_length=255)),
+                ("content", models.BinaryField()),
+                ("options", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="uploads",
+                        to="judgments.pool",
+                    ),
+                ),
+                (
+                    "uploaded_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+        ),
+        migrations.CreateModel(
+            name="Judgment",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "grade",
+                    models.PositiveSmallIntegerField(
+                        blank=True,
+                        choices=[
+                            (0, "Not relevant"),
+                            (1, "Marginal"),
+                            (2, "Relevant"),
+                            (3, "Highly relevant"),
+                            (4, "Perfect"),
+                        ],
+                        null=True,
+                    ),
+                ),
+                ("cant_judge", models.BooleanField(default=False)),
+                ("cant_judge_reason", models.TextField(blank=True)),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "rater",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="judgments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judgments",
+                        to="judgments.pair",
+                    ),
+                ),
+            ],
+            options={
+                "indexes": [models.Index(fields=["rater", "-updated_at"], name="judgment_rater_recent_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("pair", "rater"), name="one_judgment_per_rater_and_pair"),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("grade__gte", 0), ("grade__lte", 4)),
+                            ("grade__isnull", True),
+                            _connector="OR",
+                        ),
+                        name="grade_between_0_and_4",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("cant_judge", False), ("grade__isnull", False)),
+                            models.Q(
+                                ("cant_judge", True),
+                                ("grade__isnull", True),
+                                models.Q(("cant_judge_reason", ""), _negated=True),
+                            ),
+                            _connector="OR",
+                        ),
+                        name="grade_xor_cant_judge_with_reason",
+                    ),
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='pool',
-            constraint=models.CheckConstraint(condition=models.Q(('raters_per_pair__gte', 1)), name='pool_raters_per_pair_positive'),
+            model_name="pool",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("raters_per_pair__gte", 1)), name="pool_raters_per_pair_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pool',
-            constraint=models.CheckConstraint(condition=models.Q(('name__regex', '^\\S+$')), name='pool_name_no_whitespace'),
+            model_name="pool",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("name__regex", "^\\S+$")), name="pool_name_no_whitespace"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.UniqueConstraint(fields=('pool', 'external_id'), name='document_id_unique_in_pool'),
+            model_name="document",
+            constraint=models.UniqueConstraint(
+                fields=("pool", "external_id"), name="document_id_unique_in_pool"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.CheckConstraint(condition=models.Q(('external_id__regex', '^\\S+$')), name='document_id_no_whitespace'),
+            model_name="document",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("external_id__regex", "^\\S+$")), name="document_id_no_whitespace"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='query',
-            constraint=models.UniqueConstraint(fields=('pool', 'external_id'), name='query_id_unique_in_pool'),
+            model_name="query",
+            constraint=models.UniqueConstraint(
+                fields=("pool", "external_id"), name="query_id_unique_in_pool"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='query',
-            constraint=models.CheckConstraint(condition=models.Q(('external_id__regex', '^\\S+$')), name='query_id_no_whitespace'),
+            model_name="query",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("external_id__regex", "^\\S+$")), name="query_id_no_whitespace"
+            ),
         ),
         migrations.AddIndex(
-            model_name='pair',
-            index=models.Index(fields=['pool', 'queued_at'], name='pair_queue_idx'),
+            model_name="pair",
+            index=models.Index(fields=["pool", "queued_at"], name="pair_queue_idx"),
         ),
         migrations.AddConstraint(
-            model_name='pair',
-            constraint=models.UniqueConstraint(fields=('query', 'document'), name='pair_unique'),
+            model_name="pair",
+            constraint=models.UniqueConstraint(fields=("query", "document"), name="pair_unique"),
         ),
         migrations.AddConstraint(
-            model_name='pair',
-            constraint=models.CheckConstraint(condition=models.Q(('final_grade__lte', 4)), name='pair_final_grade_at_most_4'),
+            model_name="pair",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("final_grade__lte", 4)), name="pair_final_grade_at_most_4"
+            ),
         ),
         migrations.AddIndex(
-            model_name='ranking',
-            index=models.Index(fields=['query'], name='ranking_query_idx'),
+            model_name="ranking",
+            index=models.Index(fields=["query"], name="ranking_query_idx"),
         ),
         migrations.AddConstraint(
-            model_name='ranking',
-            constraint=models.UniqueConstraint(fields=('run', 'query'), name='one_ranking_per_run_and_query'),
+            model_name="ranking",
+            constraint=models.UniqueConstraint(fields=("run", "query"), name="one_ranking_per_run_and_query"),
         ),
         migrations.AddConstraint(
-            model_name='ranking',
-            constraint=models.CheckConstraint(condition=judgments.models.ArrayHasNoDuplicates(models.F('doc_ids')), name='ranking_no_duplicate_documents'),
+            model_name="ranking",
+            constraint=models.CheckConstraint(
+                condition=judgments.models.ArrayHasNoDuplicates(models.F("doc_ids")),
+                name="ranking_no_duplicate_documents",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='ranking',
-            constraint=models.CheckConstraint(condition=models.Q(('doc_ids__len__gte', 1)), name='ranking_not_empty'),
+            model_name="ranking",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("doc_ids__len__gte", 1)), name="ranking_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='searchconfiguration',
-            constraint=models.UniqueConstraint(fields=('pool', 'name'), name='configuration_name_unique_in_pool'),
+            model_name="searchconfiguration",
+            constraint=models.UniqueConstraint(
+                fields=("pool", "name"), name="configuration_name_unique_in_pool"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='searchconfiguration',
-            constraint=models.CheckConstraint(condition=models.Q(('name__regex', '^\\S+$')), name='configuration_name_no_whitespace'),
+            model_name="searchconfiguration",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("name__regex", "^\\S+$")), name="configuration_name_no_whitespace"
+            ),
         ),
     ]

@@ -5,7 +5,7 @@ Migration 0001 defined it in SQL as count(*) = count(DISTINCT x) over unnest(arr
 row, 80 ms for a 500,000-line run (5,000 rankings of 100), a third of a whole run import. With the
 contrib extension intarray (shipped with PostgreSQL; trusted, so the database owner may create it)
 the body becomes one expression, which the planner inlines into the check: 16 ms for the same rows
-(`manage.py bench_exchange`). intarray goes into its own schema, so that its operators do not take
+(`tests/bench/run.py bench_exchange`). intarray goes into its own schema, so that its operators do not take
 over those of int4[] columns elsewhere.
 
 intarray works on int4, so document keys must stay below 2^31 (2.1 billion documents over the life

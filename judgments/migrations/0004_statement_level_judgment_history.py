@@ -2,7 +2,7 @@
 
 Migration 0002 logged every judgment change with a row-level PL/pgSQL trigger: one INSERT into
 judgments_judgmentchange per judgment written, 21 of the 110 s of a 1.2M-judgment qrels import
-(`manage.py bench_scoring`). Three statement-level triggers (one per event: PostgreSQL allows
+(`tests/bench/run.py bench_scoring`). Three statement-level triggers (one per event: PostgreSQL allows
 transition tables only on single-event triggers) now write the same rows with one INSERT ... SELECT
 over the statement's transition tables: what the statement inserted, changed or deleted.
 

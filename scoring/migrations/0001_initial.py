@@ -5,46 +5,88 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('judgments', '0001_initial'),
+        ("judgments", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QueryScore',
+            name="QueryScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('flavor', models.CharField(choices=[('exp', 'exp: gain 2^g−1, discount log2(i+1), unjudged = 0'), ('trec', 'trec: gain g, discount log2(i+1), unjudged = 0 (trec_eval -c)'), ('jk', 'jk: gain g, Järvelin–Kekäläinen discount, unjudged = 0'), ('judged', 'judged: gain g, discount log2(i+1), unjudged removed (trec_eval -c -J)')], max_length=10)),
-                ('has_ranking', models.BooleanField(help_text='False: the run has no ranking for this query; it scores 0')),
-                ('has_relevant', models.BooleanField(help_text='False: no judged document of this query is relevant')),
-                ('ndcg_3', models.FloatField()),
-                ('ndcg_5', models.FloatField()),
-                ('ndcg_10', models.FloatField()),
-                ('ndcg_100', models.FloatField()),
-                ('p_3', models.FloatField()),
-                ('p_5', models.FloatField()),
-                ('p_10', models.FloatField()),
-                ('p_100', models.FloatField()),
-                ('recall_3', models.FloatField()),
-                ('recall_5', models.FloatField()),
-                ('recall_10', models.FloatField()),
-                ('recall_100', models.FloatField()),
-                ('mrr', models.FloatField()),
-                ('ap', models.FloatField()),
-                ('judged_3', models.FloatField()),
-                ('judged_5', models.FloatField()),
-                ('judged_10', models.FloatField()),
-                ('judged_100', models.FloatField()),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('query', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='judgments.query')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='judgments.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "flavor",
+                    models.CharField(
+                        choices=[
+                            ("exp", "exp: gain 2^g−1, discount log2(i+1), unjudged = 0"),
+                            ("trec", "trec: gain g, discount log2(i+1), unjudged = 0 (trec_eval -c)"),
+                            ("jk", "jk: gain g, Järvelin–Kekäläinen discount, unjudged = 0"),
+                            (
+                                "judged",
+                                "judged: gain g, discount log2(i+1), unjudged removed (trec_eval -c -J)",
+                            ),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "has_ranking",
+                    models.BooleanField(
+                        help_text="False: the run has no ranking for this query; it scores 0"
+                    ),
+                ),
+                (
+                    "has_relevant",
+                    models.BooleanField(help_text="False: no judged document of this query is relevant"),
+                ),
+                ("ndcg_3", models.FloatField()),
+                ("ndcg_5", models.FloatField()),
+                ("ndcg_10", models.FloatField()),
+                ("ndcg_100", models.FloatField()),
+                ("p_3", models.FloatField()),
+                ("p_5", models.FloatField()),
+                ("p_10", models.FloatField()),
+                ("p_100", models.FloatField()),
+                ("recall_3", models.FloatField()),
+                ("recall_5", models.FloatField()),
+                ("recall_10", models.FloatField()),
+                ("recall_100", models.FloatField()),
+                ("mrr", models.FloatField()),
+                ("ap", models.FloatField()),
+                ("judged_3", models.FloatField()),
+                ("judged_5", models.FloatField()),
+                ("judged_10", models.FloatField()),
+                ("judged_100", models.FloatField()),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "query",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="scores",
+                        to="judgments.query",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="scores", to="judgments.run"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['query', 'flavor'], name='score_query_flavor_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'flavor', 'query'), name='one_score_per_run_flavor_query')],
+                "indexes": [models.Index(fields=["query", "flavor"], name="score_query_flavor_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("run", "flavor", "query"), name="one_score_per_run_flavor_query"
+                    )
+                ],
             },
         ),
     ]

@@ -4,6 +4,8 @@ import math
 
 from django import template
 
+from scoring import metrics
+
 register = template.Library()
 
 MISSING = "—"
@@ -79,3 +81,14 @@ def get_item(mapping, key):
         return mapping[key]
     except (KeyError, IndexError, TypeError):
         return None
+
+
+@register.simple_tag
+def score_flavours() -> list[str]:
+    """The NDCG flavours a score download can be asked for (pages outside scoring list them)."""
+    return list(metrics.FLAVOURS)
+
+
+@register.simple_tag
+def default_flavour() -> str:
+    return metrics.DEFAULT_FLAVOUR

@@ -66,8 +66,8 @@ def test_login_page_names_the_demo_logins_only_with_the_demo(client, db, setting
 def test_demo_queue_has_pairs_for_the_raters(db, settings):
     from django.contrib.auth import get_user_model
 
-    from judgments import queue
     from judgments.models import Pair
+    from judgments.rating import queue
 
     settings.DEBUG = True
     call_command("seed_demo")

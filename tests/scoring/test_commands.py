@@ -271,7 +271,7 @@ def test_export_scores_values_are_not_rounded(scored):
 
 
 def test_command_input_gives_lines_or_the_whole_file_and_closes_it(tmp_path):
-    from judgments.management.commands._exchange import _Lines
+    from judgments.exchange.cli import _Lines
 
     path = tmp_path / "x.run"
     path.write_bytes(b"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from judgments.formats import FormatError
-from judgments.imports import ImportSummary, import_qrels, import_queries, import_run
+from judgments.exchange.formats import FormatError
+from judgments.exchange.imports import ImportSummary, import_qrels, import_queries, import_run
 from judgments.models import Document, Judgment, JudgmentChange, Pair, Query, Ranking, Run
 from judgments.signals import grades_changed
 

@@ -182,6 +182,8 @@ def test_rescoring_one_run_drops_rows_of_queries_no_longer_graded(
 ):
     """rescore_run removes the run's rows of a query that lost its grades without a signal; the
     result equals a full recompute. few_queries=1 takes the batched path."""
+    import scoring.cells
+    import scoring.receivers
     import scoring.services
 
     monkeypatch.setattr(scoring.services, "FEW_QUERIES", few_queries)
@@ -205,6 +207,8 @@ def test_rescoring_one_run_reads_only_graded_rankings_when_most_queries_are_not(
 ):
     """With most of the pool's queries ungraded, rescore_run reads the rankings of graded queries
     only; with most graded, it reads them all (a filter would cost more). Same rows either way."""
+    import scoring.cells
+    import scoring.receivers
     import scoring.services
 
     extra = {f"u{i}": ["d1", "d2"] for i in range(ungraded)}
@@ -262,9 +266,11 @@ def test_a_big_import_recomputes_the_whole_pool(
 ):
     """From MANY_PAIRS changed pairs on, grades_changed rescores the pool instead of looking up the
     queries of every pair; the rows equal a full recompute either way."""
+    import scoring.cells
+    import scoring.receivers
     import scoring.services
 
-    monkeypatch.setattr(scoring.services, "MANY_PAIRS", 2)
+    monkeypatch.setattr(scoring.receivers, "MANY_PAIRS", 2)
     calls = []
     original = scoring.services.rescore_pool
     monkeypatch.setattr(
@@ -280,6 +286,8 @@ def test_a_big_import_recomputes_the_whole_pool(
 def test_many_queries_at_once_take_the_batched_path(
     busy_pool, raters, django_capture_on_commit_callbacks, settings
 ):
+    import scoring.cells
+    import scoring.receivers
     import scoring.services
 
     before = snapshot(busy_pool)
@@ -297,6 +305,8 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
     """Outside a transaction, a pool-wide recompute reads batches ahead on its own connection."""
     from django.contrib.auth import get_user_model
 
+    import scoring.cells
+    import scoring.receivers
     import scoring.services
 
     rater = get_user_model().objects.create_user(username="solo")
@@ -312,7 +322,7 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
     CellScore.objects.filter(run__configuration__pool=pool).update(jk_ndcg_5=-1)
     CellScore.objects.filter(run__configuration__pool=pool, query__external_id="t3").delete()
 
-    monkeypatch.setattr(scoring.services, "BATCH_ENTRIES", 12)  # a few queries per batch
+    monkeypatch.setattr(scoring.cells, "BATCH_ENTRIES", 12)  # a few queries per batch
     started = []
 
     class Spy(scoring.services._ReadAhead):

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgments import services
-from judgments.formats import FormatError, parse_qrels
-from judgments.imports import import_qrels
-from judgments.imports.qrels_table import QrelsTable, read_common
+from judgments.exchange.formats import FormatError, parse_qrels
+from judgments.exchange.imports import import_qrels
+from judgments.exchange.imports.qrels_table import QrelsTable, read_common
 from judgments.models import Document, Judgment, JudgmentChange, Pair, Query
 
 QRELS = b"q1 0 d1 2\nq1 0 d2 0\nq7 0 d9 4\nq7 0 d1 1\n"

@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from judgments import services as judgment_services
-from judgments.imports import import_run
+from judgments.exchange.imports import import_run
 from judgments.models import Document, Pair, Pool, Query, SearchConfiguration
+from scoring.grades import pool_grades
+from scoring.leaderboard import configuration_means
 from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore
-from scoring.services import configuration_means, pool_grades, rescore_pool
+from scoring.services import rescore_pool
 
 COLUMNS = {**METRIC_FIELDS, **JUDGED_FIELDS}
 
@@ -319,7 +321,7 @@ def test_combine_grades_matches_a_plain_python_reference(rule):
 
     import numpy as np
 
-    from scoring.services import combine_grades
+    from scoring.grades import combine_grades
 
     rng = random.Random(rule)
     rows, expected = [], {}
@@ -360,12 +362,12 @@ def test_combine_grades_matches_a_plain_python_reference(rule):
 def test_pool_grades_ignore_other_pools_judgments_between_this_pools_pairs(
     pool, raters, site_admin, team, others, reads, monkeypatch
 ):
-    import scoring.services
+    import scoring.grades
 
     statements = []
-    copy_columns = scoring.services._copy_columns
+    copy_columns = scoring.grades._copy_columns
     monkeypatch.setattr(
-        scoring.services,
+        scoring.grades,
         "_copy_columns",
         lambda c, sql, *a: statements.append(sql) or copy_columns(c, sql, *a),
     )

@@ -15,8 +15,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from judgments.models import Pool, Run
+from scoring.leaderboard import configuration_means
 from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
-from scoring.services import configuration_means
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -1,6 +1,5 @@
-from judgments import exports
-
-from ._exchange import ExchangeCommand, get_pool, write_chunks
+from judgments.exchange import exports
+from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
 
 
 class Command(ExchangeCommand):

@@ -1,7 +1,6 @@
-from judgments import exports
+from judgments.exchange import exports
+from judgments.exchange.cli import ExchangeCommand, get_pool, wants_progress, write_chunks
 from judgments.models import Pair
-
-from ._exchange import ExchangeCommand, get_pool, wants_progress, write_chunks
 
 
 class Command(ExchangeCommand):

@@ -1,9 +1,8 @@
 from django.core.management.base import CommandError
 
-from judgments import exports
+from judgments.exchange import exports
+from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
 from judgments.models import Run
-
-from ._exchange import ExchangeCommand, get_pool, write_chunks
 
 
 class Command(ExchangeCommand):

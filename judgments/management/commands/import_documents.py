@@ -1,7 +1,6 @@
-from judgments.formats import FormatError
-from judgments.imports.documents import import_documents
-
-from ._exchange import ExchangeCommand, format_error, get_pool, input_lines
+from judgments.exchange.cli import ExchangeCommand, format_error, get_pool, input_lines
+from judgments.exchange.formats import FormatError
+from judgments.exchange.imports.documents import import_documents
 
 
 class Command(ExchangeCommand):

@@ -1,10 +1,9 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from judgments.formats import FormatError
-from judgments.imports.judgments import FORMATS, import_judgments
-
-from ._exchange import ExchangeCommand, format_error, get_pool, input_lines
+from judgments.exchange.cli import ExchangeCommand, format_error, get_pool, input_lines
+from judgments.exchange.formats import FormatError
+from judgments.exchange.imports.judgments import FORMATS, import_judgments
 
 
 class Command(ExchangeCommand):

@@ -11,8 +11,9 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from judgments import access, demo_data, queue, services
+from judgments import access, demo_data, services
 from judgments.models import Document, Pair, Pool, Query, Run, SearchConfiguration, Team
+from judgments.rating import queue
 
 POOL = "demo"
 USERS = [

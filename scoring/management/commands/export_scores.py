@@ -11,11 +11,10 @@ import io
 import json
 from itertools import groupby
 
+from judgments.exchange.cli import ExchangeCommand, get_pool
 from scoring import metrics
+from scoring.leaderboard import configuration_means
 from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
-from scoring.services import configuration_means
-
-from ._common import ExchangeCommand, get_pool
 
 COLUMNS = ("configuration", "query", "flavor", "metric", "value", "judged")
 

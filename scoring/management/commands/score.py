@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand
 
+from judgments.exchange.cli import get_pool
 from scoring.services import rescore_pool
-
-from ._common import get_pool
 
 
 class Command(BaseCommand):

@@ -1,0 +1,204 @@
+"""Problems and the field rules every format shares: Problem, FormatError, the problem collector, id checks."""
+
+from __future__ import annotations
+
+import functools
+import gc
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+MAX_PROBLEMS = 50
+MAX_ID_LENGTH = 200
+MAX_URL_LENGTH = 2000
+MAX_CSV_QUERY_LENGTH = 10_000
+GRADES = (0, 1, 2, 3, 4)
+CANT_JUDGE = "X"
+"""Cell value of the per-rater CSV for "can't judge"."""
+
+Stream = bytes | bytearray | str | Iterable[bytes] | Iterable[str]
+RaterCell = int | Literal["X"] | None
+
+
+# --------------------------------------------------------------------------------------------------
+# Problems
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    line: int  # 1-based line number; 0 = the file as a whole
+    field: str  # "grade", "docid", "score", "line", "encoding", "file", a JSON key, a CSV column...
+    message: str
+
+    def format(self, name: str) -> str:
+        where = f"{name}:{self.line}" if self.line else name
+        return f"{where}: {self.field}: {self.message}"
+
+
+class FormatError(Exception):
+    """A file had problems; ``problems`` lists them (at most MAX_PROBLEMS + 1), ``name`` is the file."""
+
+    def __init__(self, name: str, problems: Sequence[Problem]):
+        self.name = name
+        self.problems = list(problems)
+        super().__init__(name, self.problems)
+
+    def __str__(self) -> str:
+        return "\n".join(p.format(self.name) for p in self.problems)
+
+    def __reduce__(self):
+        return (type(self), (self.name, self.problems))
+
+
+class _Problems:
+    """Collects problems, keeping the first MAX_PROBLEMS and counting the rest."""
+
+    __slots__ = ("items", "cut", "first_cut_line")
+
+    def __init__(self) -> None:
+        self.items: list[Problem] = []
+        self.cut = 0
+        self.first_cut_line = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def add(self, line: int, field_: str, message: str) -> None:
+        if len(self.items) < MAX_PROBLEMS:
+            self.items.append(Problem(line, field_, message))
+        else:
+            if not self.cut:
+                self.first_cut_line = line
+            self.cut += 1
+
+    def raise_if_any(self, name: str) -> None:
+        if not self.items:
+            return
+        items = sorted(self.items, key=lambda p: p.line)
+        if self.cut:
+            more = f"{self.cut} more problem{'s' if self.cut != 1 else ''}"
+            items.append(
+                Problem(
+                    self.first_cut_line,
+                    "file",
+                    f"too many problems: only the first {MAX_PROBLEMS} are listed, {more} from here on were cut",
+                )
+            )
+        raise FormatError(name, items)
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared checks
+
+# Whitespace (str.isspace), control characters, zero-width space and a stray byte order mark
+# (U+FEFF, e.g. from concatenated files): never allowed in ids.
+_BAD_ID_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b\ufeff]")
+# In a whitespace-separated line (line ending removed): any whitespace but space and tab, any control
+# character, U+200B and U+FEFF. trec_eval splits on spaces and tabs only, Python's str.split() on more.
+_BAD_LINE_CHAR = re.compile(
+    r"[\x00-\x08\x0a-\x1f\x7f-\xa0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]"
+)
+_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+_GRADE_STRINGS = {str(g): g for g in GRADES}
+
+
+def _char_desc(s: str, m: re.Match) -> str:
+    c = m.group()
+    return f"U+{ord(c):04X} at position {m.start() + 1}"
+
+
+def _id_problem(value: Any, *, query: bool = False) -> str | None:
+    """Why ``value`` is not a valid id, or None."""
+    if not isinstance(value, str):
+        return f"must be a string, got {_json_type(value)}"
+    if not value:
+        return "is empty"
+    if len(value) > MAX_ID_LENGTH:
+        return f"is {len(value)} characters long (at most {MAX_ID_LENGTH})"
+    m = _BAD_ID_CHAR.search(value)
+    if m:
+        c = m.group()
+        what = (
+            "whitespace"
+            if c.isspace()
+            else "an invisible character"
+            if c in "\u200b\ufeff"
+            else "a control character"
+        )
+        return f"{_show(value)} contains {what} ({_char_desc(value, m)})"
+    if query and value.startswith("#"):
+        return f"{_show(value)} starts with '#' (it would be read as a comment line)"
+    return None
+
+
+def _show(value: str, limit: int = 60) -> str:
+    if len(value) > limit:
+        value = value[:limit] + "…"
+    return repr(value)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _parse_int(s: str) -> int | None:
+    """Strict integer: optional sign and ASCII digits only (no '1_0', no '١', no spaces)."""
+    if len(s) > 50 or not _INT_RE.match(s):
+        return None
+    return int(s)
+
+
+def _format_number(value: Any) -> str:
+    """An integer as an integer, anything else with the shortest round-tripping float text (2.5)."""
+    if isinstance(value, bool) or isinstance(value, (str, bytes)):
+        raise ValueError(f"grade must be a number, got {value!r}")
+    if isinstance(value, int):
+        return str(value)
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"grade must be a number, got {value!r}") from None
+    if not math.isfinite(f):
+        raise ValueError(f"grade must be a finite number, got {value!r}")
+    if f.is_integer():
+        return str(int(f))
+    return repr(f)
+
+
+def _require_id(value: Any, what: str, *, query: bool = False) -> str:
+    msg = _id_problem(value, query=query)
+    if msg:
+        raise ValueError(f"{what} {msg}")
+    return value
+
+
+def _gc_paused(fn):
+    """Run a parser with the cyclic garbage collector paused: parsers allocate hundreds of thousands
+    of small objects and no reference cycles, and the collector's repeated passes over them would
+    double the time of a large file. Restores the previous state (never enables a disabled gc)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return wrapper

@@ -1,0 +1,188 @@
+"""Queries as TSV (qid<TAB>text) or JSON lines with the information need."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .problems import (
+    FormatError,
+    Problem,
+    Stream,
+    _gc_paused,
+    _id_problem,
+    _json_type,
+    _Problems,
+    _require_id,
+)
+from .read import _as_iterable, _dumps, _empty, _iter_json_objects, _iter_lines, _json_id, _json_text
+from .records import QueryRecord
+
+# --------------------------------------------------------------------------------------------------
+# Queries
+
+
+def _query_text_problem(text: Any) -> str | None:
+    if not isinstance(text, str):
+        return f"query text must be a string, got {_json_type(text)}"
+    if not text.strip():
+        return "query text is empty"
+    if "\x00" in text:
+        return "query text contains a NUL character"
+    return None
+
+
+@_gc_paused
+def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
+    """Queries as ``qid<TAB>text`` lines (exactly one tab). Duplicate ids are a problem."""
+    problems = _Problems()
+    records: list[QueryRecord] = []
+    seen: dict[str, int] = {}
+    data_lines = 0
+    for lineno, text in _iter_lines(stream, problems):
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        data_lines += 1
+        parts = text.split("\t")
+        if len(parts) != 2:
+            if len(parts) == 1:
+                problems.add(lineno, "line", "expected 'query_id<TAB>text': no tab found")
+            else:
+                problems.add(
+                    lineno, "line", f"expected 2 tab-separated fields 'query_id<TAB>text', found {len(parts)}"
+                )
+            continue
+        qid, qtext = parts
+        ok = True
+        msg = _id_problem(qid, query=True)
+        if msg:
+            problems.add(lineno, "qid", f"query id {msg}")
+            ok = False
+        msg = _query_text_problem(qtext)
+        if msg:
+            problems.add(lineno, "text", msg)
+            ok = False
+        if not ok:
+            continue
+        first = seen.get(qid)
+        if first is not None:
+            problems.add(lineno, "qid", f"query id {qid} appears twice (lines {first} and {lineno})")
+            continue
+        seen[qid] = lineno
+        if not problems:
+            records.append(QueryRecord(lineno, qid, qtext, ""))
+    if not problems and not data_lines:
+        _empty(problems, "queries")
+    problems.raise_if_any(name)
+    return records
+
+
+@_gc_paused
+def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
+    """Queries as JSON lines ``{"id", "text", "information_need"?}``; other keys are ignored."""
+    problems = _Problems()
+    records: list[QueryRecord] = []
+    seen: dict[str, int] = {}
+    count = 0
+    for lineno, obj in _iter_json_objects(stream, problems):
+        count += 1
+        ok = True
+        qid, msg = _json_id(obj, "id", query=True)
+        if msg:
+            problems.add(lineno, "id", msg)
+            ok = False
+        text = obj.get("text")
+        if "text" not in obj:
+            problems.add(lineno, "text", "text is missing")
+            ok = False
+        else:
+            msg = _query_text_problem(text)
+            if msg:
+                problems.add(lineno, "text", msg)
+                ok = False
+        need, msg = _json_text(obj, "information_need")
+        if msg:
+            problems.add(lineno, "information_need", msg)
+            ok = False
+        if not ok:
+            continue
+        first = seen.get(qid)  # type: ignore[arg-type]
+        if first is not None:
+            problems.add(lineno, "id", f"query id {qid} appears twice (lines {first} and {lineno})")
+            continue
+        seen[qid] = lineno  # type: ignore[index]
+        if not problems:
+            records.append(QueryRecord(lineno, qid, text, need))  # type: ignore[arg-type]
+    if not problems and not count:
+        _empty(problems, "queries")
+    problems.raise_if_any(name)
+    return records
+
+
+@_gc_paused
+def parse_queries(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
+    """Queries in either format: JSON lines if the first non-blank character is ``{``, else TSV."""
+    it = iter(_as_iterable(stream))
+    head: list = []
+    is_json = False
+    try:
+        for raw in it:
+            head.append(raw)
+            text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8", "replace")
+            text = text.lstrip("\ufeff").strip()
+            if text:
+                is_json = text.startswith("{")
+                break
+    except UnicodeDecodeError as exc:  # a text stream that could not decode its input
+        message = f"not valid UTF-8 ({exc.reason}); the rest of the file was not read"
+        raise FormatError(name, [Problem(len(head) + 1, "encoding", message)]) from None
+
+    def chained() -> Iterator:
+        yield from head
+        yield from it
+
+    parser = parse_queries_jsonl if is_json else parse_queries_tsv
+    return parser(chained(), name)
+
+
+def _query_tuple(record: Any) -> tuple[Any, Any, Any]:
+    if isinstance(record, QueryRecord):
+        return record.query_id, record.text, record.information_need
+    record = tuple(record)
+    if len(record) == 2:
+        return record[0], record[1], ""
+    if len(record) == 3:
+        return record[0], record[1], record[2]
+    raise ValueError(f"a query must be a QueryRecord or (query_id, text[, information_need]), got {record!r}")
+
+
+def write_queries_tsv(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
+    """``qid<TAB>text`` lines. The information need is not part of this format (use JSON lines).
+    A text containing a tab or line break cannot be written (ValueError)."""
+    for record in records:
+        qid, text, _need = _query_tuple(record)
+        _require_id(qid, "query id", query=True)
+        msg = _query_text_problem(text)
+        if msg:
+            raise ValueError(f"query {qid}: {msg}")
+        if "\t" in text or "\n" in text or "\r" in text:
+            raise ValueError(
+                f"query {qid}: text contains a tab or line break, which TSV cannot hold (use JSON lines)"
+            )
+        yield f"{qid}\t{text}\n"
+
+
+def write_queries_jsonl(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
+    """``{"id", "text", "information_need"}`` per line."""
+    for record in records:
+        qid, text, need = _query_tuple(record)
+        _require_id(qid, "query id", query=True)
+        msg = _query_text_problem(text)
+        if msg:
+            raise ValueError(f"query {qid}: {msg}")
+        if need is None:
+            need = ""
+        if not isinstance(need, str) or "\x00" in need:
+            raise ValueError(f"query {qid}: information_need must be a string without NUL characters")
+        yield _dumps({"id": qid, "text": text, "information_need": need})

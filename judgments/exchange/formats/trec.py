@@ -1,0 +1,347 @@
+"""TREC qrels and runs (read and write), grade maps, RankLib and trec_eval -q output."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal
+
+from .problems import (
+    _BAD_ID_CHAR,
+    _GRADE_STRINGS,
+    GRADES,
+    MAX_ID_LENGTH,
+    Stream,
+    _format_number,
+    _gc_paused,
+    _id_problem,
+    _parse_int,
+    _Problems,
+    _require_id,
+    _show,
+)
+from .read import _empty, _iter_trec_fields
+from .records import QrelRecord, RunColumns, RunFile
+
+# --------------------------------------------------------------------------------------------------
+# Grade map
+
+
+def parse_grade_map(text: str) -> dict[int, int | None]:
+    """Parse ``"-2:0,-1:skip"`` into ``{-2: 0, -1: None}`` (None: skip lines with that grade).
+
+    Sources are integers; targets are grades 0-4 or ``skip``. Raises ValueError with a clear message.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"grade map must be a string, got {type(text).__name__}")
+    result: dict[int, int | None] = {}
+    if not text.strip():
+        return result
+    for n, entry in enumerate(text.split(","), 1):
+        entry = entry.strip()
+        if not entry:
+            raise ValueError(f"grade map entry {n} is empty (expected 'grade:new_grade' or 'grade:skip')")
+        if entry.count(":") != 1:
+            raise ValueError(
+                f"grade map entry {n} {entry!r} must look like 'grade:new_grade' or 'grade:skip'"
+            )
+        src_s, dst_s = (part.strip() for part in entry.split(":"))
+        src = _parse_int(src_s)
+        if src is None:
+            raise ValueError(f"grade map entry {n} {entry!r}: {src_s!r} is not an integer grade")
+        if src in result:
+            raise ValueError(f"grade map entry {n} {entry!r}: grade {src} is mapped twice")
+        if dst_s.lower() == "skip":
+            result[src] = None
+            continue
+        dst = _parse_int(dst_s)
+        if dst is None or dst not in GRADES:
+            raise ValueError(f"grade map entry {n} {entry!r}: {dst_s!r} must be a grade 0-4 or 'skip'")
+        result[src] = dst
+    return result
+
+
+def _check_grade_map(grade_map: Mapping[int, int | None]) -> dict[int, int | None]:
+    checked: dict[int, int | None] = {}
+    for src, dst in grade_map.items():
+        if isinstance(src, bool) or not isinstance(src, int):
+            raise ValueError(f"grade map keys must be integers, got {src!r}")
+        if dst is not None and (isinstance(dst, bool) or dst not in GRADES):
+            raise ValueError(f"grade map value for {src} must be a grade 0-4 or None (skip), got {dst!r}")
+        checked[src] = dst
+    return checked
+
+
+# --------------------------------------------------------------------------------------------------
+# TREC qrels
+
+
+@_gc_paused
+def parse_qrels(
+    stream: Stream, name: str = "<file>", *, grade_map: Mapping[int, int | None] | None = None
+) -> list[QrelRecord]:
+    """TREC qrels ``qid iter docid grade``. Grades must be integers 0-4 unless ``grade_map`` maps them
+    (a None target skips the line). A (qid, docid) twice is a problem."""
+    gmap = _check_grade_map(grade_map) if grade_map else {}
+    problems = _Problems()
+    records: list[QrelRecord] = []
+    seen: dict[tuple[str, str], int] = {}
+    counter = [0]
+    skipped = 0
+    max_id = MAX_ID_LENGTH
+    for lineno, (qid, _iter, docid, grade_s) in _iter_trec_fields(
+        stream, problems, 4, "qid iter docid grade", counter
+    ):
+        ok = True
+        # Whitespace and control characters were ruled out for the whole line.
+        if len(qid) > max_id:
+            problems.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
+            ok = False
+        if len(docid) > max_id:
+            problems.add(lineno, "docid", f"doc id {_id_problem(docid)}")
+            ok = False
+        grade = _GRADE_STRINGS.get(grade_s)
+        skip = False
+        if grade is None or (gmap and grade in gmap):
+            value = _parse_int(grade_s)
+            if value is not None and value in gmap:
+                grade = gmap[value]
+                skip = grade is None
+            elif value is not None and value in GRADES:
+                grade = value
+            else:
+                hint = "" if gmap else " (a grade map can translate other grades)"
+                problems.add(lineno, "grade", f"grade must be an integer 0-4, got {_show(grade_s)}{hint}")
+                ok = False
+        if ok:
+            key = (qid, docid)
+            first = seen.get(key)
+            if first is not None:
+                problems.add(
+                    lineno, "docid", f"query {qid} doc {docid} is judged twice (lines {first} and {lineno})"
+                )
+                continue
+            seen[key] = lineno
+            if skip:
+                skipped += 1
+            elif not problems:
+                records.append(QrelRecord(lineno, qid, docid, grade))  # type: ignore[arg-type]
+    if not problems:
+        if not counter[0]:
+            _empty(problems, "judgments")
+        elif not records:
+            problems.add(0, "file", f"no judgments left: all {skipped} lines were skipped by the grade map")
+    problems.raise_if_any(name)
+    return records
+
+
+# --------------------------------------------------------------------------------------------------
+# TREC run
+
+
+def _read_run(stream: Stream, name: str, order: str) -> tuple[dict[str, list[tuple]], list[str]]:
+    """Per query, entries ``(sort_key, docid, line, score)`` sorted into final order; and the tags."""
+    if order not in ("score", "rank"):
+        raise ValueError(f"order must be 'score' or 'rank', got {order!r}")
+    by_rank = order == "rank"
+    problems = _Problems()
+    per_query: dict[str, list[tuple]] = {}
+    seen_docs: dict[str, dict[str, int]] = {}
+    seen_ranks: dict[str, dict[int, int]] = {}
+    tags: dict[str, None] = {}
+    last_tag = None
+    counter = [0]
+    max_id = MAX_ID_LENGTH
+    for lineno, fields in _iter_trec_fields(stream, problems, 6, "qid Q0 docid rank score tag", counter):
+        qid, _q0, docid, rank_s, score_s, tag = fields
+        ok = True
+        if len(qid) > max_id:
+            problems.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
+            ok = False
+        if len(docid) > max_id:
+            problems.add(lineno, "docid", f"doc id {_id_problem(docid)}")
+            ok = False
+        if len(tag) > max_id:
+            problems.add(lineno, "tag", f"run tag {_id_problem(tag)}")
+            ok = False
+        try:
+            if "_" in rank_s or not rank_s.isascii():
+                raise ValueError
+            rank = int(rank_s)
+        except ValueError:
+            problems.add(lineno, "rank", f"rank must be an integer, got {_show(rank_s)}")
+            ok = False
+        try:
+            if "_" in score_s or not score_s.isascii():
+                raise ValueError
+            score = float(score_s)
+            if not -math.inf < score < math.inf:
+                problems.add(lineno, "score", f"score must be a finite number, got {_show(score_s)}")
+                ok = False
+        except ValueError:
+            problems.add(lineno, "score", f"score must be a number, got {_show(score_s)}")
+            ok = False
+        if not ok:
+            continue
+        if tag != last_tag:
+            tags.setdefault(tag, None)
+            last_tag = tag
+        docs = seen_docs.get(qid)
+        if docs is None:
+            docs = seen_docs[qid] = {}
+            per_query[qid] = []
+            if by_rank:
+                seen_ranks[qid] = {}
+        first = docs.get(docid)
+        if first is not None:
+            problems.add(
+                lineno,
+                "docid",
+                f"doc {docid} is ranked twice for query {qid} (lines {first} and {lineno})",
+            )
+            continue
+        docs[docid] = lineno
+        if by_rank:
+            ranks = seen_ranks[qid]
+            first = ranks.get(rank)
+            if first is not None:
+                problems.add(
+                    lineno,
+                    "rank",
+                    f"rank {rank} is used twice for query {qid} (lines {first} and {lineno})",
+                )
+                continue
+            ranks[rank] = lineno
+            per_query[qid].append((rank, docid, lineno, score))
+        else:
+            per_query[qid].append((score, docid, lineno))
+    if not problems and not counter[0]:
+        _empty(problems, "ranked documents")
+    problems.raise_if_any(name)
+    del seen_docs, seen_ranks
+    for entries in per_query.values():
+        if by_rank:
+            entries.sort()  # rank ascending (ranks are unique within a query)
+        else:
+            # trec_eval: score descending (as doubles), ties by docid descending (strcmp). Comparing
+            # str code points is the same as comparing their UTF-8 bytes, and docids are unique.
+            entries.sort(reverse=True)
+    return per_query, list(tags)
+
+
+@_gc_paused
+def parse_run(stream: Stream, name: str = "<file>", *, order: Literal["score", "rank"] = "score") -> RunFile:
+    """TREC run ``qid Q0 docid rank score tag``.
+
+    ``order="score"`` (trec_eval's): score descending, equal scores by docid descending (byte order);
+    the rank column must be an integer but is ignored. ``order="rank"``: rank ascending (a rank used
+    twice in a query is a problem). A docid twice in a query is a problem naming both lines.
+    """
+    per_query, tags = _read_run(stream, name, order)
+    rankings = {qid: [e[1] for e in entries] for qid, entries in per_query.items()}
+    return RunFile(rankings=rankings, tag=tags[0], tags=tags)
+
+
+@_gc_paused
+def parse_run_columns(
+    stream: Stream, name: str = "<file>", *, order: Literal["score", "rank"] = "score"
+) -> RunColumns:
+    """Like :func:`parse_run`, but returns flat parallel columns (for bulk inserts of large runs)."""
+    per_query, tags = _read_run(stream, name, order)
+    query_ids: list[str] = []
+    doc_ids: list[str] = []
+    ranks: list[int] = []
+    scores: list[float] = []
+    lines: list[int] = []
+    score_at = 3 if order == "rank" else 0
+    for qid, entries in per_query.items():
+        n = len(entries)
+        query_ids.extend([qid] * n)
+        ranks.extend(range(1, n + 1))
+        doc_ids.extend([e[1] for e in entries])
+        lines.extend([e[2] for e in entries])
+        scores.extend([e[score_at] for e in entries])
+    return RunColumns(query_ids, doc_ids, ranks, scores, lines, tags[0], tags)
+
+
+# --------------------------------------------------------------------------------------------------
+# TREC writers
+
+
+def write_qrels(rows: Iterable[tuple[str, str, Any]], *, header: str | None = None) -> Iterator[str]:
+    """``qid 0 docid grade`` lines. A grade is printed as an integer when integral, else as the
+    shortest float text (2.5). ``header`` (only when given) becomes ``# `` comment lines first —
+    trec_eval 10 skips them, but pytrec_eval and ir_measures do not read comments."""
+    if header is not None:
+        for line in header.splitlines() or [""]:
+            yield f"# {line}".rstrip() + "\n"
+    for qid, docid, grade in rows:
+        _require_id(qid, "query id", query=True)
+        _require_id(docid, "doc id")
+        yield f"{qid} 0 {docid} {_format_number(grade)}\n"
+
+
+def write_run(rankings: Iterable[tuple[str, Sequence[str]]], tag: str) -> Iterator[str]:
+    """``qid Q0 docid rank score tag`` lines; rank 1..n and score n..1 (integers, strictly decreasing),
+    so trec_eval's score sort reproduces exactly the given order. Empty rankings write nothing.
+    A query given twice or a doc twice in a ranking is an error."""
+    _require_id(tag, "run tag")
+    seen_queries: set[str] = set()
+    for qid, docids in rankings:
+        _require_id(qid, "query id", query=True)
+        if qid in seen_queries:
+            raise ValueError(f"query {qid} is given twice")
+        seen_queries.add(qid)
+        if isinstance(docids, str):
+            raise ValueError(f"query {qid}: the ranking must be a sequence of doc ids, not a string")
+        docids = list(docids)
+        if len(set(docids)) != len(docids):
+            raise ValueError(f"query {qid}: the ranking has a doc id twice")
+        n = len(docids)
+        for i, docid in enumerate(docids):
+            _require_id(docid, "doc id")
+            yield f"{qid} Q0 {docid} {i + 1} {n - i} {tag}\n"
+
+
+def write_ranklib(rows: Iterable[tuple[Any, int, str, str]]) -> Iterator[str]:
+    """RankLib/SVMrank lines without features: ``grade qid:N # docid query``. Whitespace in the
+    query text (a comment) is collapsed to single spaces."""
+    for grade, qid_number, docid, query_text in rows:
+        if isinstance(qid_number, bool) or not isinstance(qid_number, int) or qid_number < 0:
+            raise ValueError(f"qid number must be a non-negative integer, got {qid_number!r}")
+        _require_id(docid, "doc id")
+        if not isinstance(query_text, str):
+            raise ValueError(f"query text must be a string, got {query_text!r}")
+        text = " ".join(query_text.split())
+        comment = f"{docid} {text}" if text else docid
+        yield f"{_format_number(grade)} qid:{qid_number} # {comment}\n"
+
+
+# trec_eval prints these as integers (%ld); pytrec_eval returns them as floats.
+_INTEGER_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
+
+
+def write_trec_eval_q(rows: Iterable[tuple[str, str, Any]]) -> Iterator[str]:
+    """``trec_eval -q`` output lines, as trec_eval prints them: ``"%-22s\\t%s\\t%6.4f\\n"`` for
+    measures, ``%ld`` for integer counts (num_q, num_ret, ..., or any int value) and the text itself
+    for strings (runid, relstring)."""
+    for measure, qid, value in rows:
+        _require_id(measure, "measure")
+        if not isinstance(qid, str) or not qid or _BAD_ID_CHAR.search(qid):
+            raise ValueError(f"query id {qid!r} must be a non-empty string without whitespace")
+        if isinstance(value, str):
+            if "\n" in value or "\t" in value:
+                raise ValueError(f"{measure}: value {value!r} contains a tab or line break")
+            shown = value
+        elif isinstance(value, bool):
+            raise ValueError(f"{measure}: value must be a number or a string, got {value!r}")
+        elif isinstance(value, int):
+            shown = str(value)
+        elif measure in _INTEGER_MEASURES and isinstance(value, float) and value.is_integer():
+            shown = str(int(value))
+        else:
+            try:
+                shown = f"{float(value):6.4f}"
+            except (TypeError, ValueError):
+                raise ValueError(f"{measure}: value must be a number or a string, got {value!r}") from None
+        yield f"{measure:<22}\t{qid}\t{shown}\n"

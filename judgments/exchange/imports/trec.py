@@ -1,0 +1,254 @@
+"""Import TREC-style files into a pool: queries (TSV or JSON lines), qrels and runs.
+
+Every import is all or nothing: the file is parsed and checked completely first (judgments.exchange.formats
+collects every problem with its line and field), then written in one transaction. A problem raises
+`FormatError(name, problems)`; `str(error)` is one "file:line: field: message" line per problem.
+Scores follow through the `grades_changed` / `run_submitted` signals once the transaction commits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+
+from judgments import services
+from judgments.exchange.formats import (
+    FormatError,
+    Problem,
+    parse_grade_map,
+    parse_qrels,
+    parse_queries,
+    parse_run,
+)
+from judgments.models import Document, Pool, Query, Run, SearchConfiguration
+from judgments.signals import grades_changed
+
+from . import fastrun, qrels_table
+
+QRELS_RATER_PREFIX = "qrels:"
+ANALYZE_AFTER = 20_000  # judgments in one file
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import did. `created`/`updated`/`unchanged` count queries (import_queries) or judgments
+    (import_qrels); `queries_created`/`documents_created` count what a qrels file brought in."""
+
+    name: str
+    kind: str
+    read: int
+    created: int
+    updated: int
+    unchanged: int
+    queries_created: int = 0
+    documents_created: int = 0
+    rater: str = ""
+
+    def __str__(self) -> str:
+        text = (
+            f"{self.name}: {self.read} {self.kind} read: {self.created} created, "
+            f"{self.updated} updated, {self.unchanged} unchanged"
+        )
+        if self.kind == "judgments":
+            text += (
+                f"; {self.queries_created} new queries, {self.documents_created} new documents; "
+                f"rater {self.rater}"
+            )
+        return text
+
+
+def file_rater_username(name: str) -> str:
+    """Username of the non-login account a qrels file's judgments are attributed to by default."""
+    base = os.path.basename(name.replace("\\", "/")) or "file"
+    return (QRELS_RATER_PREFIX + "".join("_" if ch.isspace() else ch for ch in base))[:150]
+
+
+def file_rater(name: str):
+    """The non-login account named after a qrels file, created (with an unusable password) if missing."""
+    User = get_user_model()
+    user, created = User.objects.get_or_create(username=file_rater_username(name))
+    if created or user.has_usable_password():
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+# --- Queries ---------------------------------------------------------------------------------------
+
+
+def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
+    """Create the file's queries in `pool`, or update the text (and information need, when the file
+    gives one) of those that exist. TSV `qid<TAB>text` or JSON lines `{"id", "text", "information_need"}`."""
+    records = parse_queries(stream, name)
+    with transaction.atomic():
+        existing = {
+            external_id: (pk, text, need)
+            for pk, external_id, text, need in Query.objects.filter(pool=pool).values_list(
+                "pk", "external_id", "text", "information_need"
+            )
+        }
+        new: list[Query] = []
+        changed: list[Query] = []
+        unchanged = 0
+        for record in records:
+            found = existing.get(record.query_id)
+            if found is None:
+                new.append(
+                    Query(
+                        pool=pool,
+                        external_id=record.query_id,
+                        text=record.text,
+                        information_need=record.information_need,
+                    )
+                )
+                continue
+            pk, text, need = found
+            new_need = record.information_need or need  # TSV has no need: keep the one stored
+            if (record.text, new_need) == (text, need):
+                unchanged += 1
+            else:
+                changed.append(Query(pk=pk, text=record.text, information_need=new_need))
+        Query.objects.bulk_create(new, batch_size=5000)
+        Query.objects.bulk_update(changed, ["text", "information_need"], batch_size=5000)
+    return ImportSummary(name, "queries", len(records), len(new), len(changed), unchanged)
+
+
+# --- Qrels -----------------------------------------------------------------------------------------
+
+
+def _grade_map(grade_map, name: str) -> dict[int, int | None] | None:
+    if grade_map is None or isinstance(grade_map, Mapping):
+        return dict(grade_map) if grade_map else None
+    try:
+        return parse_grade_map(grade_map)
+    except ValueError as exc:
+        raise FormatError(name, [Problem(0, "grade map", str(exc))]) from None
+
+
+def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, actor=None) -> ImportSummary:
+    """Store a TREC qrels file (`qid iter docid grade`) as `rater`'s judgments in `pool`.
+
+    rater: a user; default the non-login account "qrels:<file name>" (see file_rater). Importing the
+    same file again by the same rater updates the grades that changed. grade_map: {file grade: grade
+    0-4 or None to skip the line}, or its text form "-2:0,-1:skip"; without it, grades other than 0-4
+    are problems. Unknown queries and documents are created. actor: who is recorded in the judgment
+    history as having made the change (default the rater).
+    """
+    gmap = _grade_map(grade_map, name)
+    data, stream = fastrun.as_bytes(stream)
+    table = qrels_table.read_common(data) if data is not None and not gmap else None
+    if table is None:  # any other shape, or a problem: the general parser names it
+        table = qrels_table.QrelsTable.from_records(parse_qrels(stream, name, grade_map=gmap))
+    del data, stream
+    read = len(table)
+    with transaction.atomic():
+        if rater is None:
+            rater = file_rater(name)
+        queries_before = Query.objects.filter(pool=pool).count()
+        documents_before = Document.objects.filter(pool=pool).count()
+        query_pks = services.ensure_queries(pool, table.query_ids)
+        doc_pks = services.ensure_documents(pool, table.doc_ids)
+        queries_created = Query.objects.filter(pool=pool).count() - queries_before
+        documents_created = Document.objects.filter(pool=pool).count() - documents_before
+        services.set_actor(actor or rater)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS jl_import_qrels (query_id bigint, document_id bigint, grade smallint)"
+                " ON COMMIT DROP"
+            )
+            cursor.execute("TRUNCATE jl_import_qrels")
+            table.copy_rows(cursor, "jl_import_qrels", query_pks, doc_pks)
+            del table, doc_pks  # a million-line file: keep the memory for the database work
+            # The pairs, as services.ensure_pairs creates them, but set-based: no per-pair map in Python.
+            cursor.execute(
+                """
+                INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
+                SELECT %s, g.query_id, g.document_id, 0 FROM jl_import_qrels g
+                ON CONFLICT (query_id, document_id) DO NOTHING
+                """,
+                [pool.pk],
+            )
+            # One statement for every judgment; the history trigger logs each inserted or changed row.
+            # Rows already equal are left alone (no history, not returned).
+            cursor.execute(
+                """
+                WITH written AS (
+                    INSERT INTO judgments_judgment AS j
+                        (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, created_at, updated_at)
+                    SELECT p.id, %s, g.grade, false, '', '', now(), now()
+                    FROM jl_import_qrels g
+                    JOIN judgments_pair p ON p.query_id = g.query_id AND p.document_id = g.document_id
+                    ON CONFLICT (pair_id, rater_id) DO UPDATE
+                        SET grade = EXCLUDED.grade, cant_judge = false, cant_judge_reason = '', updated_at = now()
+                        WHERE j.grade IS DISTINCT FROM EXCLUDED.grade OR j.cant_judge
+                    RETURNING j.pair_id, (xmax = 0) AS inserted
+                )
+                SELECT count(*) FILTER (WHERE inserted), count(*), COALESCE(array_agg(pair_id), '{}') FROM written
+                """,
+                [rater.pk],
+            )
+            created, written, changed_pairs = cursor.fetchone()
+            if read >= ANALYZE_AFTER:
+                # Fresh statistics, so that the scoring that follows the commit plans its joins well.
+                cursor.execute("ANALYZE judgments_document, judgments_pair, judgments_judgment")
+        if changed_pairs:
+            transaction.on_commit(lambda: grades_changed.send(sender=Pool, pool=pool, pair_ids=changed_pairs))
+    return ImportSummary(
+        name,
+        "judgments",
+        read,
+        created,
+        written - created,
+        read - written,
+        queries_created=queries_created,
+        documents_created=documents_created,
+        rater=rater.get_username(),
+    )
+
+
+# --- Runs ------------------------------------------------------------------------------------------
+
+
+def import_run(
+    configuration: SearchConfiguration,
+    stream,
+    *,
+    name: str,
+    order: str = "score",
+    submitted_by=None,
+    source: str = Run.Source.FILE,
+) -> Run:
+    """Store a TREC run file (`qid Q0 docid rank score tag`) as a new run of `configuration`.
+
+    order "score" (trec_eval's): score descending, ties by docid descending, rank column ignored;
+    "rank": the rank column. Unknown queries and documents are created.
+    """
+    if order not in ("score", "rank"):
+        raise ValueError(f"order must be 'score' or 'rank', not {order!r}")
+    # The common shape of run file takes a faster path to the same result (see fastrun.py).
+    data, stream = fastrun.as_bytes(stream)
+    if data is not None:
+        options = {"name": name, "order": order, "submitted_by": submitted_by, "source": source}
+        run = fastrun.import_run_fast(configuration, data, **options)
+        if run is not None:
+            return run
+        stream = data
+    run_file = parse_run(stream, name, order=order)
+    try:
+        return services.record_run(
+            configuration,
+            run_file.rankings,
+            source=source,
+            submitted_by=submitted_by,
+            tag=run_file.tag,
+            filename=os.path.basename(name),
+        )
+    except services.RunError as exc:
+        problems = [
+            Problem(0, "qid", f"query {qid}: {message}" if qid else message) for qid, message in exc.problems
+        ]
+        raise FormatError(name, problems or [Problem(0, "file", str(exc))]) from None

@@ -1,0 +1,90 @@
+"""Forms of the rating pages: grading, the rater's own judgments, queue building and adjudication."""
+
+from django import forms
+
+from judgments.models import Grade, Pool, Query, SearchConfiguration
+
+from .queue import DEFAULT_DEPTH, MAX_DEPTH
+
+GRADE_CHOICES = [(g.value, f"{g.value} {g.label}") for g in Grade]
+
+
+class GradeForm(forms.Form):
+    """One answer for one pair. The grade buttons post `grade`; skip and can't judge post `action`."""
+
+    GRADE, SKIP, CANT = "grade", "skip", "cant"
+
+    grade = forms.TypedChoiceField(choices=GRADE_CHOICES, coerce=int, required=False, empty_value=None)
+    action = forms.ChoiceField(
+        choices=[(GRADE, "grade"), (SKIP, "skip"), (CANT, "can't judge")], required=False
+    )
+    reason = forms.CharField(required=False, max_length=2000, strip=True)
+    note = forms.CharField(required=False, max_length=2000, strip=True)
+
+    def clean(self):
+        data = super().clean()
+        action = data.get("action") or self.GRADE
+        data["action"] = action
+        if action == self.GRADE and data.get("grade") is None and "grade" not in self.errors:
+            raise forms.ValidationError("Choose a grade from 0 to 4.")
+        if action == self.CANT and not data.get("reason"):
+            self.add_error("reason", "Say why you can't judge this pair.")
+        return data
+
+
+class MyJudgmentsFilter(forms.Form):
+    CANT = "cant"
+
+    query = forms.ModelChoiceField(queryset=Query.objects.none(), required=False, empty_label="All queries")
+    grade = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, queries=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["query"].queryset = queries if queries is not None else Query.objects.none()
+        self.fields["query"].label_from_instance = lambda q: f"{q.external_id}: {q.text[:50]}"
+        self.fields["grade"].choices = [
+            ("", "All grades"),
+            *[(str(v), label) for v, label in GRADE_CHOICES],
+            (self.CANT, "Can't judge"),
+        ]
+
+
+class BuildQueueForm(forms.Form):
+    k = forms.IntegerField(label="Depth k", min_value=1, max_value=MAX_DEPTH, initial=DEFAULT_DEPTH)
+
+
+class ConfigurationTopKForm(forms.Form):
+    configuration = forms.ModelChoiceField(queryset=SearchConfiguration.objects.none())
+    k = forms.IntegerField(label="Depth k", min_value=1, max_value=MAX_DEPTH, initial=DEFAULT_DEPTH)
+
+    def __init__(self, *args, pool: Pool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["configuration"].queryset = pool.configurations.all()
+
+
+PRIORITY_HELP = "Pooled pairs get 10,000 per configuration ranking them; 0 serves these after them."
+
+
+class AddPairForm(forms.Form):
+    query_id = forms.CharField(label="Query id", max_length=200)
+    document_id = forms.CharField(label="Document id", max_length=200)
+    priority = forms.IntegerField(
+        initial=0, min_value=-1_000_000, max_value=1_000_000, help_text=PRIORITY_HELP
+    )
+
+
+class PairFileForm(forms.Form):
+    file = forms.FileField(
+        help_text="UTF-8 text, one query id, a tab, and a document id per line; blank lines and # comments are ignored."
+    )
+    priority = forms.IntegerField(
+        initial=0, min_value=-1_000_000, max_value=1_000_000, help_text=PRIORITY_HELP
+    )
+
+
+class FinalGradeForm(forms.Form):
+    """An admin's final grade; the empty value clears it."""
+
+    grade = forms.TypedChoiceField(
+        choices=[("", "clear"), *GRADE_CHOICES], coerce=int, required=False, empty_value=None
+    )

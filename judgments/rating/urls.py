@@ -1,0 +1,23 @@
+"""Rating URLs: grading and "my judgments" for raters; queue, agreement and disagreements for admins."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "rating"
+
+urlpatterns = [
+    path("pools/<str:pool>/grade/", views.grade_next, name="grade"),
+    path("pools/<str:pool>/grade/skipped/", views.review_skipped, name="review-skipped"),
+    path("pools/<str:pool>/grade/<int:pair_id>/", views.grade_pair, name="grade-pair"),
+    path("pools/<str:pool>/my-judgments/", views.my_judgments, name="my-judgments"),
+    path("pools/<str:pool>/queue/", views.queue_page, name="queue"),
+    path("pools/<str:pool>/queue/build/", views.queue_build, name="queue-build"),
+    path("pools/<str:pool>/queue/configuration/", views.queue_configuration, name="queue-configuration"),
+    path("pools/<str:pool>/queue/add/", views.queue_add, name="queue-add"),
+    path("pools/<str:pool>/queue/upload/", views.queue_upload, name="queue-upload"),
+    path("pools/<str:pool>/queue/missing-content/", views.missing_content, name="missing-content"),
+    path("pools/<str:pool>/agreement/", views.agreement, name="agreement"),
+    path("pools/<str:pool>/disagreements/", views.disagreements, name="disagreements"),
+    path("pools/<str:pool>/disagreements/<int:pair_id>/final/", views.final_grade, name="final-grade"),
+]

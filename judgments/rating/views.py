@@ -1,0 +1,513 @@
+"""Rating pages: the grading page and "my judgments" for raters; queue, agreement and disagreements for admins.
+
+Raters see queries, documents and their own judgments only: never a configuration, run, rank, score or
+another rater's grade. Every page is a plain server-rendered form; `static/js/grade.js` adds the keyboard and
+swaps the pair in place. A request carrying the `X-Rating-Fragment` header gets just the `_grading.html`
+fragment (and the URL to show in `X-Rating-Url`) instead of a redirect and a full page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import markdown
+import nh3
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape, format_html
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from judgments import access, services
+from judgments.models import Grade, Judgment, Pair, Pool, Query
+
+from . import adjudication, queue
+from .forms import (
+    AddPairForm,
+    BuildQueueForm,
+    ConfigurationTopKForm,
+    FinalGradeForm,
+    GradeForm,
+    MyJudgmentsFilter,
+    PairFileForm,
+)
+
+FRAGMENT_HEADER = "X-Rating-Fragment"
+URL_HEADER = "X-Rating-Url"
+MAX_SKIPPED = 500
+
+# --- Rendering helpers ------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from how i in is it its my of on or the this to vs what "
+    "when where which who why with".split()
+)
+
+
+def query_terms(text: str) -> list[str]:
+    """The words of a query worth highlighting: lower-cased, no stopwords or single letters, longest first."""
+    terms = {w.lower() for w in _WORD.findall(text or "") if len(w) > 1 and w.lower() not in STOPWORDS}
+    return sorted(terms, key=lambda t: (-len(t), t))
+
+
+def highlight(text: str, terms: list[str]) -> SafeString:
+    """HTML of `text` with whole-word, case-insensitive matches of `terms` in <mark>.
+
+    Every piece of the text is escaped, the matches included; only our own <mark> tags are added. Matching
+    runs on the raw text so a term can never match inside an entity the escaping produced (`&amp;`)."""
+    if not terms:
+        return escape(text)
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+    parts, last = [], 0
+    for match in pattern.finditer(text):
+        parts.append(escape(text[last : match.start()]))
+        parts.append(format_html("<mark>{}</mark>", match.group(0)))
+        last = match.end()
+    parts.append(escape(text[last:]))
+    return mark_safe("".join(parts))
+
+
+def highlight_paragraphs(text: str, terms: list[str]) -> SafeString:
+    """Like highlight(), with blank lines as paragraphs and single newlines as line breaks."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", (text or "").replace("\r\n", "\n")) if p.strip()]
+    html = "".join(
+        format_html("<p>{}</p>", mark_safe(highlight(p.strip(), terms).replace("\n", "<br>")))
+        for p in paragraphs
+    )
+    return mark_safe(html)
+
+
+def render_markdown(text: str) -> SafeString:
+    """Markdown (the pool's guidelines) to HTML, cleaned by nh3: no script, style, handlers or javascript: links."""
+    return mark_safe(nh3.clean(markdown.markdown(text or "", extensions=["sane_lists"])))
+
+
+def safe_url(url: str) -> str:
+    """The url if it is http(s), else "" (a javascript: url must never become a link)."""
+    return url if re.match(r"^https?://", url or "", re.IGNORECASE) else ""
+
+
+def extra_fields(extra) -> list[tuple[str, str]]:
+    if not extra:
+        return []
+    if not isinstance(extra, dict):
+        return [("extra", json.dumps(extra, ensure_ascii=False))]
+    return [
+        (str(k), v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in extra.items()
+    ]
+
+
+def grade_scale(pool: Pool) -> list[dict]:
+    """The pool's label and description for each grade 0–4 (the defaults fill gaps)."""
+    given = {e.get("grade"): e for e in pool.grade_scale or [] if isinstance(e, dict)}
+    return [
+        {
+            "grade": g.value,
+            "label": given.get(g.value, {}).get("label") or g.label,
+            "description": given.get(g.value, {}).get("description", ""),
+        }
+        for g in Grade
+    ]
+
+
+def _is_fragment(request: HttpRequest) -> bool:
+    return request.headers.get(FRAGMENT_HEADER) == "1"
+
+
+# --- Access ------------------------------------------------------------------------------------------
+
+
+def _rating_pool(request: HttpRequest, pool: str) -> Pool:
+    """A pool the user grades in (member and rater), or 404."""
+    return access.get_pool_or_404(request.user, access.rating_pools_for, name=pool)
+
+
+def _admin_pool(request: HttpRequest, pool: str) -> Pool:
+    return access.get_pool_or_404(request.user, access.pools_for, name=pool)
+
+
+def _skip_key(pool: Pool) -> str:
+    return f"rating.skipped.{pool.pk}"
+
+
+def _skipped(request: HttpRequest, pool: Pool) -> list[int]:
+    return list(request.session.get(_skip_key(pool), []))
+
+
+def _add_skipped(request: HttpRequest, pool: Pool, pair_id: int) -> None:
+    skipped = [s for s in _skipped(request, pool) if s != pair_id] + [pair_id]
+    request.session[_skip_key(pool)] = skipped[-MAX_SKIPPED:]
+
+
+# --- Grading ---------------------------------------------------------------------------------------
+
+
+def _previous_pair_id(rater, pool: Pool, before: Judgment | None) -> int | None:
+    """The pair of the rater's judgment made just before `before` (or their latest one)."""
+    mine = Judgment.objects.filter(rater=rater, pair__pool=pool)
+    if before is not None:
+        mine = mine.filter(pk__lt=before.pk)
+    return mine.order_by("-pk").values_list("pair_id", flat=True).first()
+
+
+def _grading_context(request, pool: Pool, pair: Pair | None, *, form=None, notice: str = "") -> dict:
+    rater = request.user
+    judgment = Judgment.objects.filter(pair=pair, rater=rater).first() if pair else None
+    previous = _previous_pair_id(rater, pool, judgment)
+    mine, overall = queue.progress(rater, pool)
+    context = {
+        "pool": pool,
+        "pair": pair,
+        "judgment": judgment,
+        "form": form,
+        "notice": notice,
+        "scale": grade_scale(pool),
+        "mine": mine,
+        "overall": overall,
+        "skipped": len(_skipped(request, pool)),
+        "previous_url": reverse("rating:grade-pair", args=[pool.name, previous]) if previous else "",
+        "queue_url": reverse("rating:grade", args=[pool.name]),
+    }
+    if pair is not None:
+        terms = query_terms(pair.query.text)
+        document = pair.document
+        context.update(
+            {
+                "action_url": reverse("rating:grade-pair", args=[pool.name, pair.pk]),
+                "title_html": highlight(document.title, terms),
+                "body_html": highlight_paragraphs(document.body, terms),
+                "doc_url": safe_url(document.url),
+                "extra": extra_fields(document.extra),
+                "note_value": form.data.get("note", "")
+                if form is not None
+                else (judgment.note if judgment else ""),
+            }
+        )
+    return context
+
+
+def _render_grading(
+    request, pool: Pool, pair: Pair | None, *, url: str, status: int = 200, **kwargs
+) -> HttpResponse:
+    context = _grading_context(request, pool, pair, **kwargs)
+    if _is_fragment(request):
+        response = render(request, "rating/_grading.html", context, status=status)
+        response[URL_HEADER] = url
+    else:
+        context["guidelines_html"] = render_markdown(pool.guidelines)
+        response = render(request, "rating/grade.html", context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _next(request, pool: Pool, *, notice: str = "", level=messages.SUCCESS) -> HttpResponse:
+    """After an answer: the next pair in place (fragment requests) or a redirect to it (plain forms)."""
+    url = reverse("rating:grade", args=[pool.name])
+    if _is_fragment(request):
+        pair = queue.next_pair_for(request.user, pool, skip=_skipped(request, pool))
+        return _render_grading(request, pool, pair, url=url, notice=notice)
+    if notice:
+        messages.add_message(request, level, notice)
+    return redirect(url)
+
+
+@access.require(access.is_rater)
+@require_GET
+def grade_next(request: HttpRequest, pool: str) -> HttpResponse:
+    """The pair the rater should grade next (held for them for a few minutes), or "all done"."""
+    found = _rating_pool(request, pool)
+    pair = queue.next_pair_for(request.user, found, skip=_skipped(request, found))
+    return _render_grading(request, found, pair, url=request.path)
+
+
+@access.require(access.is_rater)
+@require_POST
+def review_skipped(request: HttpRequest, pool: str) -> HttpResponse:
+    """Serve the pairs the rater skipped again."""
+    found = _rating_pool(request, pool)
+    request.session.pop(_skip_key(found), None)
+    return redirect("rating:grade", found.name)
+
+
+def _return_to(request: HttpRequest) -> str:
+    target = request.POST.get("return_to", "")
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, {request.get_host()}):
+        return target
+    return ""
+
+
+@access.require(access.is_rater)
+@require_http_methods(["GET", "POST"])
+def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
+    """GET: a pair the rater judged (to change it) or holds. POST: grade, skip or can't judge it."""
+    found = _rating_pool(request, pool)
+    pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
+    if request.method == "GET":
+        if not queue.may_view(pair, request.user):
+            raise Http404("No such pair")
+        return _render_grading(request, found, pair, url=request.path)
+
+    form = GradeForm(request.POST)
+    judged = Judgment.objects.filter(pair=pair, rater=request.user).exists()
+    if not form.is_valid():
+        if queue.may_view(pair, request.user):
+            return _render_grading(request, found, pair, url=request.path, form=form, status=400)
+        return _next(
+            request,
+            found,
+            notice="That answer could not be read; here is your next pair.",
+            level=messages.ERROR,
+        )
+    data = form.cleaned_data
+    if data["action"] == GradeForm.SKIP:
+        if not judged:  # skipping a pair one has judged already just leaves it as it is
+            _add_skipped(request, found, pair.pk)
+            queue.release_hold(pair, request.user)
+        return _next(request, found)
+    try:
+        queue.save_grade(
+            pair,
+            request.user,
+            grade=data["grade"],
+            cant_judge=data["action"] == GradeForm.CANT,
+            reason=data["reason"],
+            note=data["note"],
+        )
+    except (queue.QueueError, services.JudgmentError) as error:
+        return _next(request, found, notice=str(error), level=messages.ERROR)
+    if data["action"] == GradeForm.CANT:
+        saved = "Saved as can't judge."
+    else:
+        saved = f"Saved {data['grade']} ({found.grade_label(data['grade'])})."
+    return_to = _return_to(request)
+    if return_to:
+        messages.success(request, f"{pair.query.external_id} / {pair.document.external_id}: {saved}")
+        return redirect(return_to)
+    return _next(request, found, notice=f"{'Changed. ' if judged else ''}{saved} Back (u) changes it.")
+
+
+@access.require(access.is_rater)
+@require_GET
+def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
+    """The rater's own judgments in the pool, newest first, filterable by query and grade; each changeable."""
+    found = _rating_pool(request, pool)
+    mine = (
+        Judgment.objects.filter(pair__pool=found, rater=request.user)
+        .select_related("pair__query", "pair__document")
+        .order_by("-updated_at", "-pk")
+    )
+    queries = (
+        Query.objects.filter(pool=found, pairs__judgments__rater=request.user)
+        .distinct()
+        .order_by("external_id")
+    )
+    filters = MyJudgmentsFilter(request.GET or None, queries=queries)
+    if filters.is_valid():
+        if filters.cleaned_data["query"]:
+            mine = mine.filter(pair__query=filters.cleaned_data["query"])
+        grade = filters.cleaned_data["grade"]
+        if grade == MyJudgmentsFilter.CANT:
+            mine = mine.filter(cant_judge=True)
+        elif grade != "":
+            mine = mine.filter(grade=int(grade), cant_judge=False)
+    page = Paginator(mine, 50).get_page(request.GET.get("page"))
+    query_string = request.GET.copy()
+    query_string.pop("page", None)
+    return render(
+        request,
+        "rating/my_judgments.html",
+        {
+            "pool": found,
+            "page": page,
+            "filters": filters,
+            "scale": grade_scale(found),
+            "query_string": query_string.urlencode(),
+            "mine": queue.rater_progress(request.user, found),
+        },
+    )
+
+
+# --- Admin: the queue ---------------------------------------------------------------------------------
+
+
+def _describe(result: queue.QueueResult) -> str:
+    text = f"Queued {result.newly_queued} new pair(s); {result.already_queued} were in the queue already"
+    if result.complete:
+        text += f"; {result.complete} have their grades and were left out"
+    if result.without_content:
+        text += f"; {result.without_content} wait for their document's content"
+    return text + "."
+
+
+def _coverage_depth(request: HttpRequest) -> int:
+    try:
+        k = int(request.GET.get("k", queue.DEFAULT_DEPTH))
+    except ValueError:
+        return queue.DEFAULT_DEPTH
+    return min(max(k, 1), queue.MAX_DEPTH)
+
+
+def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse:
+    k = _coverage_depth(request)
+    open_pairs = queue.open_pairs(pool)
+    context = {
+        "pool": pool,
+        "k": k,
+        "overall": queue.pool_progress(pool),
+        "open": open_pairs.count(),
+        "without_content": open_pairs.filter(document__title="", document__body="").count(),
+        "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),
+        "cant_judge": Judgment.objects.in_pool(pool).filter(cant_judge=True).count(),
+        "coverage": queue.top_k_coverage(pool, k),
+        "build_form": forms.get("build_form") or BuildQueueForm(),
+        "configuration_form": forms.get("configuration_form")
+        or ConfigurationTopKForm(pool=pool, initial={"k": k}),
+        "add_form": forms.get("add_form") or AddPairForm(),
+        "file_form": forms.get("file_form") or PairFileForm(),
+        "problems": forms.get("problems") or [],
+    }
+    return render(request, "rating/queue.html", context, status=status)
+
+
+@access.require(access.is_admin)
+@require_GET
+def queue_page(request: HttpRequest, pool: str) -> HttpResponse:
+    """Build the queue, pool per configuration, add pairs, and see what is open."""
+    return _queue_page(request, _admin_pool(request, pool))
+
+
+@access.require(access.is_admin)
+@require_POST
+def queue_build(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _admin_pool(request, pool)
+    form = BuildQueueForm(request.POST)
+    if not form.is_valid():
+        return _queue_page(request, found, status=400, build_form=form)
+    result = queue.build_queue(found, form.cleaned_data["k"])
+    messages.success(
+        request, f"Pooled the top {form.cleaned_data['k']} of every current run. {_describe(result)}"
+    )
+    return redirect("rating:queue", found.name)
+
+
+@access.require(access.is_admin)
+@require_POST
+def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _admin_pool(request, pool)
+    form = ConfigurationTopKForm(request.POST, pool=found)
+    if not form.is_valid():
+        return _queue_page(request, found, status=400, configuration_form=form)
+    configuration, k = form.cleaned_data["configuration"], form.cleaned_data["k"]
+    try:
+        result = queue.queue_unjudged_top_k(configuration, k)
+    except queue.QueueError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request, f"Sent the unjudged top {k} of {configuration.name} to the raters. {_describe(result)}"
+        )
+    return redirect("rating:queue", found.name)
+
+
+@access.require(access.is_admin)
+@require_POST
+def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _admin_pool(request, pool)
+    form = AddPairForm(request.POST)
+    if not form.is_valid():
+        return _queue_page(request, found, status=400, add_form=form)
+    data = form.cleaned_data
+    try:
+        result = queue.add_pairs(found, [(data["query_id"], data["document_id"])], priority=data["priority"])
+    except queue.QueueError as error:
+        return _queue_page(
+            request, found, status=400, add_form=form, problems=error.problems or [(0, str(error))]
+        )
+    messages.success(request, _describe(result))
+    return redirect("rating:queue", found.name)
+
+
+@access.require(access.is_admin)
+@require_POST
+def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _admin_pool(request, pool)
+    form = PairFileForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _queue_page(request, found, status=400, file_form=form)
+    try:
+        result = queue.add_pairs_from_file(
+            found, form.cleaned_data["file"].read(), priority=form.cleaned_data["priority"]
+        )
+    except queue.QueueError as error:
+        messages.error(request, str(error))
+        return _queue_page(request, found, status=400, file_form=form, problems=error.problems)
+    messages.success(request, f"{form.cleaned_data['file'].name}: {_describe(result)}")
+    return redirect("rating:queue", found.name)
+
+
+@access.require(access.is_admin)
+@require_GET
+def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
+    """Queued pairs whose document has no content: raters cannot be served them until it is imported."""
+    found = _admin_pool(request, pool)
+    page = Paginator(queue.pairs_without_content(found), 100).get_page(request.GET.get("page"))
+    return render(request, "rating/missing_content.html", {"pool": found, "page": page})
+
+
+# --- Admin: agreement and adjudication ---------------------------------------------------------------
+
+
+@access.require(access.is_admin)
+@require_GET
+def agreement(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _admin_pool(request, pool)
+    return render(
+        request, "rating/agreement.html", {"pool": found, "agreement": adjudication.pool_agreement(found)}
+    )
+
+
+@access.require(access.is_admin)
+@require_GET
+def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
+    found = _admin_pool(request, pool)
+    ids = adjudication.disagreement_ids(found)
+    page = Paginator(ids, 25).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "rating/disagreements.html",
+        {
+            "pool": found,
+            "page": page,
+            "pairs": adjudication.disagreements(found, pair_ids=page.object_list),
+            "total": len(ids),
+            "unsettled": Pair.objects.filter(pk__in=ids, final_grade__isnull=True).count(),
+            "scale": grade_scale(found),
+            "spread": adjudication.DISAGREEMENT_SPREAD,
+        },
+    )
+
+
+@access.require(access.is_admin)
+@require_POST
+def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
+    """Set (or clear) an admin's final grade; scoring uses it instead of the raters' combined grade."""
+    found = _admin_pool(request, pool)
+    pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
+    form = FinalGradeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a final grade from 0 to 4, or clear it.")
+    else:
+        grade = form.cleaned_data["grade"]
+        services.set_final_grade(pair, grade, request.user)
+        label = f"{grade} ({found.grade_label(grade)})" if grade is not None else "cleared"
+        messages.success(request, f"Final grade of {pair}: {label}.")
+    page = request.POST.get("page", "")
+    query = f"?page={int(page)}" if page.isdigit() else ""
+    return redirect(f"{reverse('rating:disagreements', args=[found.name])}{query}#pair-{pair.pk}")

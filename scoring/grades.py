@@ -1,0 +1,171 @@
+"""Combined grades of a pool, read in bulk and combined by the pool's rule with numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection, transaction
+
+from judgments.models import CombineRule, Pool
+from judgments.pgcopy import _copy_columns
+
+from . import metrics
+
+# Memory for the joins and aggregates over a whole pool (per transaction), so they do not spill to disk.
+WORK_MEM = "256MB"
+
+
+class ScoringError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Grades:
+    """Combined grades of a pool: parallel arrays, one entry per graded pair, sorted by query."""
+
+    query: np.ndarray  # int64 query pk
+    doc: np.ndarray  # int64 document pk
+    grade: np.ndarray  # float64 combined grade
+
+    def __len__(self) -> int:
+        return len(self.query)
+
+    @property
+    def queries(self) -> np.ndarray:
+        """Sorted pks of the graded queries."""
+        return np.unique(self.query)
+
+    def relevant_queries(self) -> np.ndarray:
+        """Sorted pks of the queries with at least one document of grade >= 1."""
+        return np.unique(self.query[self.grade >= metrics.RELEVANCE_LEVEL])
+
+    def between(self, low: int | None, high: int | None) -> Grades:
+        """The grades of queries low <= pk < high (None: unbounded); they are sorted by query."""
+        start = 0 if low is None else int(np.searchsorted(self.query, low))
+        stop = len(self.query) if high is None else int(np.searchsorted(self.query, high))
+        return Grades(self.query[start:stop], self.doc[start:stop], self.grade[start:stop])
+
+
+# --- Reading -------------------------------------------------------------------------------------------
+
+_GRADES_SQL = """
+    SELECT array_agg(p.id), array_agg(p.query_id), array_agg(p.document_id),
+           array_agg(COALESCE(p.final_grade, -1)::int2), array_agg(COALESCE(j.grade, -1)::int2)
+    FROM judgments_pair p
+    LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
+    WHERE p.pool_id = %s {where} AND (p.final_grade IS NOT NULL OR j.grade IS NOT NULL)
+"""
+
+
+def pool_grades(pool: Pool, query_ids: Iterable[int] | None = None) -> Grades:
+    """Combined grades of `pool` (restricted to `query_ids` when given), by the pool's combine rule."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])
+        return _read_grades(cursor, pool.pk, pool.combine_rule, query_ids)
+
+
+def _read_grades(cursor, pool_id: int, rule: str, query_ids: Iterable[int] | None) -> Grades:
+    if query_ids is None:
+        return _read_pool_grades(cursor, pool_id, rule)
+    params = [pool_id, sorted({int(q) for q in query_ids})]
+    columns = _copy_columns(
+        cursor,
+        _GRADES_SQL.format(where="AND p.query_id = ANY(%s)"),
+        params,
+        [">i8", ">i8", ">i8", ">i2", ">i2"],
+    )
+    return combine_grades(*columns, rule=rule)
+
+
+def _read_pool_grades(cursor, pool_id: int, rule: str) -> Grades:
+    """Every grade of a pool without joining in SQL (the join is most of the cost): the pool's pairs,
+    then the judgments of the pairs' id range, matched to the pairs in numpy. When the pool's pairs are
+    scattered over a much wider id range (pools filled at the same time), a semi-join reads instead."""
+    pair, query, doc, final = _copy_columns(
+        cursor,
+        "SELECT array_agg(id), array_agg(query_id), array_agg(document_id),"
+        " array_agg(COALESCE(final_grade, -1)::int2) FROM judgments_pair WHERE pool_id = %s",
+        [pool_id],
+        [">i8", ">i8", ">i8", ">i2"],
+    )
+    if not len(pair):
+        return combine_grades(pair, query, doc, final, np.zeros(0, dtype=np.int16), rule=rule)
+    low, high = int(pair.min()), int(pair.max())
+    if high - low + 1 <= 2 * len(pair):
+        where, params = "j.pair_id BETWEEN %s AND %s", [low, high]
+    else:
+        where, params = "j.pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)", [pool_id]
+    judged, grade = _copy_columns(
+        cursor,
+        f"SELECT array_agg(j.pair_id), array_agg(j.grade) FROM judgments_judgment j WHERE {where} AND NOT j.cant_judge",
+        params,
+        [">i8", ">i2"],
+    )
+    order = np.argsort(pair)
+    pair, query, doc, final = pair[order], query[order], doc[order], final[order]
+    at = np.minimum(np.searchsorted(pair, judged), len(pair) - 1)
+    mine = pair[at] == judged  # the id range may hold other pools' pairs
+    at, grade = at[mine], grade[mine]
+    if rule == CombineRule.MEAN:  # the default rule needs no sort within pairs: sums per pair
+        count = np.bincount(at, minlength=len(pair))
+        total = np.bincount(at, weights=grade.astype(np.float64), minlength=len(pair))
+        mean = np.divide(total, count, out=np.zeros(len(pair)), where=count > 0)
+        combined = np.where(final >= 0, final, mean)
+        keep = np.flatnonzero((count > 0) | (final >= 0))
+        keep = keep[np.argsort(query[keep], kind="stable")]
+        return Grades(query[keep].astype(np.int64), doc[keep].astype(np.int64), combined[keep])
+    # A pair with a final grade and no rater grade still counts: one entry with grade -1.
+    ungraded = np.ones(len(pair), dtype=bool)
+    ungraded[at] = False
+    only_final = np.flatnonzero(ungraded & (final >= 0))
+    rows = np.concatenate([at, only_final])
+    grade = np.concatenate([grade, np.full(len(only_final), -1, dtype=grade.dtype)])
+    return combine_grades(pair[rows], query[rows], doc[rows], final[rows], grade, rule=rule)
+
+
+def combine_grades(
+    pair: np.ndarray, query: np.ndarray, doc: np.ndarray, final: np.ndarray, grade: np.ndarray, *, rule: str
+) -> Grades:
+    """One combined grade per pair, from one entry per rater grade of the pair (grade -1: none, for a
+    pair that only has a final grade; final -1: no final grade). Sorted by query."""
+    rule = CombineRule(rule)
+    if not len(pair):
+        return Grades(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    order = np.lexsort((grade, pair, query))  # pairs grouped within queries, grades ascending
+    pair, query, doc, final, grade = (a[order] for a in (pair, query, doc, final, grade))
+    starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+    ends = np.r_[starts[1:], len(pair)]
+    group = np.repeat(np.arange(len(starts)), ends - starts)
+    valid = grade >= 0
+    count = np.bincount(group[valid], minlength=len(starts))
+    has_grade = count > 0
+    first = np.minimum(ends - count, len(pair) - 1)  # valid grades (>= 0) sort last in a pair
+    last = ends - 1
+    values = grade.astype(np.float64)
+    if rule == CombineRule.MEAN:
+        total = np.bincount(group[valid], weights=values[valid], minlength=len(starts))
+        combined = np.divide(total, count, out=np.zeros(len(starts)), where=has_grade)
+    elif rule == CombineRule.MEDIAN:
+        low = np.minimum(first + (count - 1) // 2, last)
+        high = np.minimum(first + count // 2, last)
+        combined = (values[low] + values[high]) / 2
+    elif rule == CombineRule.MIN:
+        combined = values[first]
+    elif rule == CombineRule.MAX:
+        combined = values[last]
+    else:  # majority: the most frequent grade, ties to the lower one
+        g, v = group[valid], grade[valid]
+        combined = np.zeros(len(starts))
+        if len(g):
+            run_starts = np.flatnonzero(np.r_[True, (g[1:] != g[:-1]) | (v[1:] != v[:-1])])
+            run_counts = np.diff(np.r_[run_starts, len(g)])
+            run_group, run_grade = g[run_starts], v[run_starts]
+            best = np.lexsort((run_grade, -run_counts, run_group))  # per pair: most frequent, then lowest
+            first_of_group = best[np.r_[True, run_group[best][1:] != run_group[best][:-1]]]
+            combined[run_group[first_of_group]] = run_grade[first_of_group]
+    pair_final = final[starts]
+    combined = np.where(pair_final >= 0, pair_final, combined)
+    keep = has_grade | (pair_final >= 0)
+    return Grades(query[starts][keep].astype(np.int64), doc[starts][keep].astype(np.int64), combined[keep])
