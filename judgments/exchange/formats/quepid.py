@@ -25,7 +25,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .problems import GRADES, MAX_CSV_QUERY_LENGTH, Stream, _id_problem, _Problems, _require_id, _show
+from .problems import (
+    GRADES,
+    MAX_CSV_QUERY_LENGTH,
+    Stream,
+    _gc_paused,
+    _id_problem,
+    _Problems,
+    _require_id,
+    _show,
+)
 from .read import _csv_line, _empty, _iter_csv_rows
 from .records import JudgmentCsvRecord
 
@@ -33,6 +42,7 @@ HEADER = ("query", "docid", "rating")
 _ALIASES = {"query": ("query",), "docid": ("docid", "doc_id"), "rating": ("rating",)}
 # Quepid's make_csv_safe: a cell starting with one of these gets a leading space.
 _FORMULA_START = ("-", "=", "+", "@")
+_WHOLE = {f"{g}{tail}": g for g in GRADES for tail in ("", ".0")}  # the common spellings, looked up
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
@@ -60,6 +70,9 @@ class QuepidCsvFile:
 def parse_rating(cell: str) -> tuple[int | None, str | None]:
     """(grade, None) for a whole number 0-4 in any decimal spelling, else (None, why)."""
     text = cell.strip()
+    fast = _WHOLE.get(text)
+    if fast is not None:
+        return fast, None
     if len(text) > 50 or not _NUMBER.match(text):
         return None, f"rating must be a number 0-4, got {_show(text)}"
     value = Decimal(text)
@@ -80,6 +93,7 @@ def _columns(row: list[str]) -> dict[str, int] | None:
     return found if len(found) == 3 else None
 
 
+@_gc_paused
 def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
     """Quepid's ``query,docid,rating`` CSV (columns in any order and case, ``doc_id`` accepted, other
     columns ignored). A row may be shorter than the header (missing cells are empty).

@@ -43,6 +43,7 @@ from .problems import (
     GRADES,
     MAX_CSV_QUERY_LENGTH,
     Stream,
+    _gc_paused,
     _id_problem,
     _json_type,
     _Problems,
@@ -271,6 +272,7 @@ def _read_text(stream: Stream, problems: _Problems) -> str:
     return "".join(text for _, text in _iter_lines(stream, problems, keep_ends=True))
 
 
+@_gc_paused
 def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
     """An RRE ratings file (RRE's own, nested or flat; Quepid's RRE export or import shape).
 
