@@ -7,6 +7,7 @@ ENV_FILE         the KEY=VALUE file to read (default <checkout>/.env; empty: non
 DEBUG            "1"/"true" for development (make run, make test); off by default.
 SECRET_KEY       required unless DEBUG.
 DATABASE_URL     postgres://user:pass@host:port/name; without it, the embedded PostgreSQL in .pgdata/.
+EMBEDDED_PG_KEEP "1": leave the embedded PostgreSQL running after a command that started it.
 ALLOWED_HOSTS    comma-separated; defaults to localhost names in DEBUG.
 UPLOAD_MAX_MB    largest accepted import file (default 200).
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
@@ -140,6 +141,8 @@ TEMPLATES = [
 
 # --- Database: PostgreSQL only -------------------------------------------------------------------
 EMBEDDED_PGDATA = Path(os.environ.get("EMBEDDED_PGDATA", BASE_DIR / ".pgdata"))
+# A process that starts the embedded server stops it at exit (when no other process uses it) unless this.
+EMBEDDED_PG_KEEP = env_bool("EMBEDDED_PG_KEEP")
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     import dj_database_url

@@ -262,3 +262,6 @@ def test_a_fresh_checkout_prepares_its_embedded_database_on_first_use(fresh_pgda
     assert second.returncode == 0, second.stderr
     assert "Preparing" not in second.stderr, "migrated once"
     assert len(second.stdout.splitlines()) == 3681
+    from config.embedded_db import server
+
+    assert server.find_running(fresh_pgdata.resolve()) is None, "the command stopped the server it started"
