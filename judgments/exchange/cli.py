@@ -39,6 +39,15 @@ def get_pool(name: str, *, create: bool = False, stderr=None) -> Pool:
     return Pool.objects.create(name=name)
 
 
+def get_or_create_pool(name: str) -> tuple[Pool, bool]:
+    """The pool named `name`, created if missing (call it inside the import's transaction, so that a
+    refused file leaves no new pool behind). Returns (pool, created)."""
+    pool = Pool.objects.filter(name=name).first()
+    if pool is not None:
+        return pool, False
+    return get_pool(name, create=True), True
+
+
 def wants_progress(command) -> bool:
     return bool(getattr(command.stderr, "isatty", lambda: False)())
 

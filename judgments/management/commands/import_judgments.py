@@ -1,7 +1,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
+from django.db import transaction
 
-from judgments.exchange.cli import ExchangeCommand, format_error, get_pool, input_lines
+from judgments.exchange.cli import ExchangeCommand, format_error, get_or_create_pool, input_lines
 from judgments.exchange.formats import FormatError
 from judgments.exchange.imports.judgments import FORMATS, import_judgments
 
@@ -37,17 +38,22 @@ class Command(ExchangeCommand):
     def handle(self, *args, pool, format, rater, actor, file, **options):
         if rater and format != "csv":
             raise CommandError("--rater is for --format csv; the other formats name their raters")
-        found = get_pool(pool, create=True, stderr=self.stderr)
+        actor_user = self._user(actor) if actor else None
         lines, name = input_lines(self, file, desc="judgments")
         try:
-            summary = import_judgments(
-                found,
-                lines,
-                format=format,
-                name=name,
-                rater=self._user(rater, create=True) if rater else None,
-                actor=self._user(actor) if actor else None,
-            )
+            # One transaction: a refused file leaves no new pool or rater account behind either.
+            with transaction.atomic():
+                found, created = get_or_create_pool(pool)
+                summary = import_judgments(
+                    found,
+                    lines,
+                    format=format,
+                    name=name,
+                    rater=self._user(rater, create=True) if rater else None,
+                    actor=actor_user,
+                )
         except FormatError as exc:
             raise format_error(exc) from None
+        if created:
+            self.stderr.write(f"Created pool {found.name}")
         self.stderr.write(str(summary))
