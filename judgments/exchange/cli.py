@@ -202,7 +202,7 @@ def get_user(username: str, option: str, *, instead: str = ""):
     if user is None:
         raise CommandError(
             f"No user named {username!r} ({option}): give the username of an existing account"
-            f"{instead} (createsuperuser, or an admin's pool page, creates accounts)."
+            f"{instead} (admins create accounts on a pool's People page, under Campaigns)."
         )
     return user
 
