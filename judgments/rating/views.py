@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import re
 
-import markdown
-import nh3
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -25,6 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
+from judgments.markup import render_markdown
 from judgments.models import Grade, Judgment, Pair, Pool, Query
 
 from . import adjudication, queue
@@ -82,11 +81,6 @@ def highlight_paragraphs(text: str, terms: list[str]) -> SafeString:
         for p in paragraphs
     )
     return mark_safe(html)
-
-
-def render_markdown(text: str) -> SafeString:
-    """Markdown (the pool's guidelines) to HTML, cleaned by nh3: no script, style, handlers or javascript: links."""
-    return mark_safe(nh3.clean(markdown.markdown(text or "", extensions=["sane_lists"])))
 
 
 def safe_url(url: str) -> str:

@@ -1,7 +1,8 @@
 """`make run`: migrate, load the demo, then serve the app and a task worker until Ctrl-C.
 
 The web server and the worker are child processes. On Ctrl-C (or SIGTERM) both are stopped, then the
-embedded PostgreSQL (when it is the one in use). Children also die with this process if it is killed
+embedded PostgreSQL (when it is the one in use), unless another process (a test run, a command) still
+uses it: the last of those stops it (config/embedded_db/lease.py). Children also die with this process if it is killed
 (Linux PR_SET_PDEATHSIG), so a `kill -9` leaves no server holding the port; the database stays up and
 the next run reuses it, or replaces its stale pid file.
 """
@@ -37,6 +38,11 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="do not load the demo data")
 
     def handle(self, *args, port, host, no_demo, **options):
+        if not settings.DATABASE_URL:
+            from config.embedded_db import lease
+
+            # Kept up for the web server and the worker (they find it running), stopped at the end.
+            lease.use(Path(settings.EMBEDDED_PGDATA), keep=True)
         connection.ensure_connection()
         call_command("migrate", interactive=False, verbosity=0)
         if not no_demo:
@@ -76,10 +82,12 @@ class Command(BaseCommand):
                 except subprocess.TimeoutExpired:
                     child.kill()
             if not settings.DATABASE_URL:
-                from config.embedded_db import server
+                from config.embedded_db import lease, server
 
-                if server.stop(Path(settings.EMBEDDED_PGDATA)):
+                if lease.leave(stop=True):
                     self.stdout.write("Embedded PostgreSQL stopped.")
+                elif server.find_running(Path(settings.EMBEDDED_PGDATA).resolve()):
+                    self.stdout.write("Embedded PostgreSQL left running: other processes use it.")
         failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
         if failed and not stopping:
             raise SystemExit(1)
