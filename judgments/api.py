@@ -37,7 +37,15 @@ from .models import Document, Judgment, Query, Ranking, Run
 
 PROBLEMS_400 = OpenApiResponse(serializers.ProblemsSerializer, description="Bad input; nothing was stored.")
 STREAM_200 = OpenApiResponse(OpenApiTypes.STR, description="A streamed text file (attachment).")
-IMPORT_KINDS = ("queries", "documents", "qrels", "judgments-csv", "judgments-rater-csv", "judgments-jsonl")
+IMPORT_KINDS = (
+    "queries",
+    "documents",
+    "qrels",
+    "judgments-csv",
+    "judgments-rre",
+    "judgments-rater-csv",
+    "judgments-jsonl",
+)
 
 
 # --- Permissions and shared answers ---------------------------------------------------------------
@@ -154,7 +162,7 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         summary="Import a file into the pool (admins; all or nothing)",
         description=(
             "kind: queries (TSV or JSON lines), documents (JSON lines), qrels (TREC; `rater`, `grade_map`), "
-            "judgments-csv (Quepid; `rater`), judgments-rater-csv, judgments-jsonl. `?dry_run=1` checks "
+            "judgments-csv (Quepid; `rater`), judgments-rre (RRE ratings JSON; `rater`), judgments-rater-csv, judgments-jsonl. `?dry_run=1` checks "
             "everything and reports the counts without storing anything."
         ),
         parameters=[

@@ -46,7 +46,14 @@ IMPORT_KINDS: dict[str, tuple[str, str]] = {
     "queries": ("Queries: TSV qid<TAB>text, or JSON lines {id, text, information_need}", access.ADMIN),
     "documents": ("Documents: JSON lines {id, title, body, url, ...}", access.ADMIN),
     "qrels": ("TREC qrels (qid 0 docid grade), as one rater's judgments", access.ADMIN),
-    "judgments-csv": ("Judgments: Quepid CSV query,docid,rating (query by id or text)", access.ADMIN),
+    "judgments-csv": (
+        "Judgments: Quepid CSV query,docid,rating (query by id or text; ratings 3 or 3.0)",
+        access.ADMIN,
+    ),
+    "judgments-rre": (
+        "Judgments: RRE ratings JSON (Quepid's RRE export or RRE's ratings.json)",
+        access.ADMIN,
+    ),
     "judgments-rater-csv": ("Judgments: per-rater CSV query_id,doc_id,<rater>...", access.ADMIN),
     "judgments-jsonl": ("Judgments: JSON lines with every field (full fidelity)", access.ADMIN),
 }

@@ -24,7 +24,8 @@ Writers are generators yielding ``str`` lines that end in ``"\\n"`` (ready for D
 ``ValueError`` rather than produce a file that the parsers (or trec_eval) would read differently.
 
 Modules: problems (Problem, FormatError, shared field rules), records, read (lines, TREC fields,
-JSON objects, CSV rows), trec, queries, documents, judgments. Import from this package.
+JSON objects, CSV rows), trec, queries, documents, judgments, quepid (Quepid's CSV export), rre (RRE ratings JSON),
+jsonpos. Import from this package.
 """
 
 from .documents import (  # noqa: F401
@@ -50,6 +51,7 @@ from .problems import (  # noqa: F401
     Problem,
     Stream,
 )
+from .quepid import QuepidCsvFile, UnratedRow, parse_quepid_csv, write_quepid_csv  # noqa: F401
 from .queries import (  # noqa: F401
     parse_queries,
     parse_queries_jsonl,
@@ -68,6 +70,7 @@ from .records import (  # noqa: F401
     RunColumns,
     RunFile,
 )
+from .rre import RreRatings, parse_rre, write_rre  # noqa: F401
 from .trec import (  # noqa: F401
     parse_grade_map,
     parse_qrels,
@@ -80,6 +83,13 @@ from .trec import (  # noqa: F401
 )
 
 __all__ = [
+    "QuepidCsvFile",
+    "UnratedRow",
+    "parse_quepid_csv",
+    "write_quepid_csv",
+    "RreRatings",
+    "parse_rre",
+    "write_rre",
     "MAX_PROBLEMS",
     "MAX_ID_LENGTH",
     "MAX_URL_LENGTH",

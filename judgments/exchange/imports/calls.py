@@ -40,7 +40,7 @@ def _import(pool: Pool, kind: str, stream, name: str, options: dict, user):
         )
     fmt = kind.removeprefix("judgments-")
     return import_judgments(
-        pool, stream, format=fmt, name=name, rater=rater if fmt == "csv" else None, actor=user
+        pool, stream, format=fmt, name=name, rater=rater if fmt in ("csv", "rre") else None, actor=user
     )
 
 

@@ -47,6 +47,7 @@ class ImportSummary:
     queries_created: int = 0
     documents_created: int = 0
     rater: str = ""
+    skipped: int = 0  # rows without a grade (Quepid's unrated pairs, RRE's queries without documents)
 
     def __str__(self) -> str:
         text = (
@@ -58,6 +59,8 @@ class ImportSummary:
                 f"; {self.queries_created} new queries, {self.documents_created} new documents; "
                 f"rater {self.rater}"
             )
+            if self.skipped:
+                text += f"; {self.skipped} unrated rows skipped"
         return text
 
 

@@ -10,8 +10,8 @@ from judgments.exchange.imports.judgments import FORMATS, import_judgments
 class Command(ExchangeCommand):
     help = (
         "Import judgments: --format csv (Quepid's query,docid,rating; queries matched by id or text), "
-        "rater-csv (query_id,doc_id,<rater>... with grades, X = can't judge) or jsonl (every field, "
-        "timestamps and final grades). Missing raters become non-login accounts. All or nothing."
+        "rater-csv (query_id,doc_id,<rater>... with grades, X = can't judge), jsonl (every field, "
+        "timestamps and final grades) or rre (RRE's ratings JSON, either of Quepid's RRE shapes). Missing raters become non-login accounts. All or nothing."
     )
 
     def add_arguments(self, parser):
@@ -35,9 +35,9 @@ class Command(ExchangeCommand):
         return user
 
     def handle(self, *args, pool, format, rater, actor, file, **options):
-        if rater and format != "csv":
+        if rater and format not in ("csv", "rre"):
             raise CommandError(
-                "--rater is for --format csv; the other formats name their raters in the file: leave --rater out."
+                "--rater is for --format csv and rre; the other formats name their raters in the file: leave --rater out."
             )
         actor_user = (
             get_user(actor, "--actor", instead=", or leave --actor out to record each rater")

@@ -114,8 +114,8 @@ def test_a_refused_web_upload_stores_nothing_not_even_the_file(unchanged, client
 
 
 def test_an_import_refused_at_confirm_stores_nothing_and_drops_the_file(unchanged, client, site_admin, pool):
-    """The file was fine at upload; the pool changed before the confirm (its query text no longer
-    matches): the confirm is refused, no rater account is made and the upload is gone."""
+    """The file was fine at upload; the pool changed before the confirm (its query text now names two
+    queries): the confirm is refused, no rater account is made and the upload is gone."""
     client.force_login(site_admin)
     stored = _upload(client, "judgments-csv", b"query,docid,rating\nquery q1,d1,3\n", rater="new_rater")
     assert stored.status_code == 302
@@ -124,11 +124,11 @@ def test_an_import_refused_at_confirm_stores_nothing_and_drops_the_file(unchange
     unchanged()
     response = _upload(client, "judgments-csv", b"query,docid,rating\nrenamed,d1,3\n", rater="new_rater")
     assert response.status_code == 302
-    Query.objects.filter(pool=pool, external_id="q1").update(text="renamed again")
+    Query.objects.filter(pool=pool, external_id="q2").update(text="renamed")
     refused = client.post(response["Location"])
     assert refused.status_code == 200 and [p.field for p in refused.context["problems"]] == ["query"]
     assert "nothing was stored" in refused.content.decode()
-    Query.objects.filter(pool=pool, external_id="q1").update(text="renamed")
+    Query.objects.filter(pool=pool, external_id="q2").update(text="query q2")
 
 
 def test_a_refused_web_run_upload_stores_nothing(unchanged, client, engineer, configuration):

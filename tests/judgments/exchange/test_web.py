@@ -44,6 +44,7 @@ def body(response) -> str:
                 "documents",
                 "qrels",
                 "judgments-csv",
+                "judgments-rre",
                 "judgments-rater-csv",
                 "judgments-jsonl",
             },
@@ -94,7 +95,7 @@ def test_an_upload_refused_at_confirm_is_dropped(as_role, pool):
     client = as_role("site_admin")
     response = upload(client, "judgments-csv", "r.csv", b"query,docid,rating\nquery q1,d1,3\n")
     assert response.status_code == 302 and Upload.objects.count() == 1
-    pool.queries.filter(external_id="q1").update(text="another text")
+    pool.queries.filter(external_id="q2").update(text="query q1")  # the text now names two queries
     refused = client.post(response["Location"])
     assert refused.status_code == 200 and "nothing was stored" in refused.content.decode()
     assert "Upload another file" in refused.content.decode()
