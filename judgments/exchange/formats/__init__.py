@@ -23,7 +23,7 @@ Writers are generators yielding ``str`` lines that end in ``"\\n"`` (ready for D
 ``StreamingHttpResponse``). They validate what they write with the parsers' rules and raise
 ``ValueError`` rather than produce a file that the parsers (or trec_eval) would read differently.
 
-Modules: problems (Problem, FormatError, shared field rules), records, read (lines, TREC fields,
+Modules: problems (Problem, FormatError, the parsers' skeleton _Reader, shared field rules), records, read (lines, TREC fields,
 JSON objects, CSV rows), trec, queries, documents, judgments. Import from this package.
 """
 
