@@ -7,7 +7,7 @@ flavour), which the scoring service keeps current as grades and runs arrive:
   has_ranking=False count 0, as `trec_eval -c`); judged@k is averaged over the queries the run ranked;
 - two configurations are compared on the queries that have a row for both, query by query (paired);
 - the significance figures are those of `scoring.stats` (paired randomization test, paired t-test,
-  percentile bootstrap, Holm), computed for several metrics at once by `scoring.paired_stats`.
+  percentile bootstrap, Holm), computed for several metrics at once.
 
 Reads are sized for pools of 50 configurations x 5,000 queries (`tests/bench/run.py bench_compare`): the
 leaderboard is one aggregate over the two newest runs' rows of one flavour, a comparison reads only
@@ -35,7 +35,7 @@ from judgments.models import (
 from . import stats
 from .metrics import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS
 from .models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, QueryScore
-from .paired_stats import N_RESAMPLES, SEED, compare_many, randomization_pvalues
+from .stats import N_RESAMPLES, SEED, compare_many, randomization_pvalues
 
 LEADERBOARD_METRICS: tuple[str, ...] = tuple(f"ndcg@{k}" for k in CUTOFFS)
 HEADLINE_METRIC = "ndcg@10"
