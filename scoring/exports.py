@@ -93,7 +93,7 @@ def score_lines(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR, fmt: str = "
     _check_flavour(flavour)
     if fmt not in SCORE_FORMATS:
         raise ValueError(f"format must be one of {SCORE_FORMATS}, not {fmt!r}")
-    means = {m.configuration.name: m.current.means for m in configuration_means(pool, flavour)}
+    means = {m.configuration.name: m.current.means for m in configuration_means(pool, flavour) if m.current}
     names = [*metrics.METRICS, *metrics.JUDGED]
     fields = [METRIC_FIELDS[m] for m in metrics.METRICS] + [JUDGED_FIELDS[m] for m in metrics.JUDGED]
     rows = (

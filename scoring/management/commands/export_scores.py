@@ -44,7 +44,9 @@ class Command(ExchangeCommand):
         found = get_pool(pool)
         flavours = list(metrics.FLAVOURS) if flavor == "all" else [flavor]
         means = {
-            flavour: {m.configuration.name: m.current for m in configuration_means(found, flavour)}
+            flavour: {
+                m.configuration.name: m.current for m in configuration_means(found, flavour) if m.current
+            }
             for flavour in flavours
         }
         fields = [METRIC_FIELDS[m] for m in metrics.METRICS] + [JUDGED_FIELDS[m] for m in metrics.JUDGED]
