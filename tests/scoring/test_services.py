@@ -365,10 +365,10 @@ def test_pool_grades_ignore_other_pools_judgments_between_this_pools_pairs(
     import scoring.grades
 
     statements = []
-    copy_columns = scoring.grades._copy_columns
+    copy_columns = scoring.grades.read_columns
     monkeypatch.setattr(
         scoring.grades,
-        "_copy_columns",
+        "read_columns",
         lambda c, sql, *a: statements.append(sql) or copy_columns(c, sql, *a),
     )
     other = Pool.objects.create(name="neighbour")
