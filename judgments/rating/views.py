@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from judgments import access, services
 from judgments.models import Grade, Judgment, Pair, Pool, Query
 
-from . import adjudication, queue
+from . import adjudication, grading, queue
 from .forms import (
     AddPairForm,
     BuildQueueForm,
@@ -161,7 +161,7 @@ def _grading_context(request, pool: Pool, pair: Pair | None, *, form=None, notic
     rater = request.user
     judgment = Judgment.objects.filter(pair=pair, rater=rater).first() if pair else None
     previous = _previous_pair_id(rater, pool, judgment)
-    mine, overall = queue.progress(rater, pool)
+    mine, overall = grading.progress(rater, pool)
     context = {
         "pool": pool,
         "pair": pair,
@@ -211,7 +211,7 @@ def _next(request, pool: Pool, *, notice: str = "", level=messages.SUCCESS) -> H
     """After an answer: the next pair in place (fragment requests) or a redirect to it (plain forms)."""
     url = reverse("rating:grade", args=[pool.name])
     if _is_fragment(request):
-        pair = queue.next_pair_for(request.user, pool, skip=_skipped(request, pool))
+        pair = grading.next_pair_for(request.user, pool, skip=_skipped(request, pool))
         return _render_grading(request, pool, pair, url=url, notice=notice)
     if notice:
         messages.add_message(request, level, notice)
@@ -223,7 +223,7 @@ def _next(request, pool: Pool, *, notice: str = "", level=messages.SUCCESS) -> H
 def grade_next(request: HttpRequest, pool: str) -> HttpResponse:
     """The pair the rater should grade next (held for them for a few minutes), or "all done"."""
     found = _rating_pool(request, pool)
-    pair = queue.next_pair_for(request.user, found, skip=_skipped(request, found))
+    pair = grading.next_pair_for(request.user, found, skip=_skipped(request, found))
     return _render_grading(request, found, pair, url=request.path)
 
 
@@ -250,14 +250,14 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     found = _rating_pool(request, pool)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
     if request.method == "GET":
-        if not queue.may_view(pair, request.user):
+        if not grading.may_view(pair, request.user):
             raise Http404("No such pair")
         return _render_grading(request, found, pair, url=request.path)
 
     form = GradeForm(request.POST)
     judged = Judgment.objects.filter(pair=pair, rater=request.user).exists()
     if not form.is_valid():
-        if queue.may_view(pair, request.user):
+        if grading.may_view(pair, request.user):
             return _render_grading(request, found, pair, url=request.path, form=form, status=400)
         return _next(
             request,
@@ -269,10 +269,10 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     if data["action"] == GradeForm.SKIP:
         if not judged:  # skipping a pair one has judged already just leaves it as it is
             _add_skipped(request, found, pair.pk)
-            queue.release_hold(pair, request.user)
+            grading.release_hold(pair, request.user)
         return _next(request, found)
     try:
-        queue.save_grade(
+        grading.save_grade(
             pair,
             request.user,
             grade=data["grade"],
@@ -329,7 +329,7 @@ def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
             "filters": filters,
             "scale": grade_scale(found),
             "query_string": query_string.urlencode(),
-            "mine": queue.rater_progress(request.user, found),
+            "mine": grading.rater_progress(request.user, found),
         },
     )
 
@@ -360,7 +360,7 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
     context = {
         "pool": pool,
         "k": k,
-        "overall": queue.pool_progress(pool),
+        "overall": grading.pool_progress(pool),
         "open": open_pairs.count(),
         "without_content": open_pairs.filter(document__title="", document__body="").count(),
         "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),
