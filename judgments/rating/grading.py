@@ -48,6 +48,18 @@ _OPEN_SQL = """
 """
 
 
+# Per judged pair of the pool's queue: n, its grades ("can't judge" is none), and mine, whether the rater
+# judged it; aggregated once (a hash join) where a scan of the whole queue would count per pair.
+_QUEUED_GRADES = """
+    g AS (
+        SELECT j.pair_id, count(*) FILTER (WHERE NOT j.cant_judge) AS n, bool_or(j.rater_id = %(rater)s) AS mine
+        FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
+        WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
+        GROUP BY j.pair_id
+    )
+"""
+
+
 def _open_for(cursor, params: dict, pair_id: int) -> bool:
     """Re-check one pair with a fresh snapshot (READ COMMITTED: each statement sees the latest commits)."""
     cursor.execute(
@@ -118,13 +130,8 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
         # The same conditions as _OPEN_SQL, with the judgments aggregated once (a hash join) rather than
         # counted per pair: this scans the whole queue, the per-query claim below does not.
         cursor.execute(
-            """
-            WITH g AS (
-                SELECT j.pair_id, count(*) FILTER (WHERE NOT j.cant_judge) AS n, bool_or(j.rater_id = %(rater)s) AS mine
-                FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
-                WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
-                GROUP BY j.pair_id
-            )
+            f"""
+            WITH {_QUEUED_GRADES}
             SELECT p.query_id
             FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id LEFT JOIN g ON g.pair_id = p.id
             WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
@@ -234,13 +241,8 @@ def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int]:
     """(queued pairs, complete ones, ones still open to the rater ignoring holds) in one pass."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            WITH g AS (
-                SELECT j.pair_id, count(*) FILTER (WHERE NOT j.cant_judge) AS n, bool_or(j.rater_id = %(rater)s) AS mine
-                FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
-                WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
-                GROUP BY j.pair_id
-            )
+            f"""
+            WITH {_QUEUED_GRADES}
             SELECT count(*),
                    count(*) FILTER (WHERE p.final_grade IS NOT NULL OR COALESCE(g.n, 0) >= %(wanted)s),
                    count(*) FILTER (WHERE p.final_grade IS NULL AND COALESCE(g.n, 0) < %(wanted)s
