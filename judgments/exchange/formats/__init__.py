@@ -23,9 +23,9 @@ Writers are generators yielding ``str`` lines that end in ``"\\n"`` (ready for D
 ``StreamingHttpResponse``). They validate what they write with the parsers' rules and raise
 ``ValueError`` rather than produce a file that the parsers (or trec_eval) would read differently.
 
-Modules: problems (Problem, FormatError, shared field rules), records, read (lines, TREC fields,
-JSON objects, CSV rows), trec, queries, documents, judgments, quepid (Quepid's CSV export), rre (RRE ratings JSON),
-jsonpos. Import from this package.
+Modules: problems (Problem, FormatError, the parsers' skeleton _Reader, shared field rules), records,
+read (lines, TREC fields, JSON objects, CSV rows), trec, queries, documents, judgments, quepid (Quepid's
+CSV export), rre (RRE ratings JSON), jsonpos. Import from this package.
 """
 
 from .documents import (  # noqa: F401
