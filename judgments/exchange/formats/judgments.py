@@ -176,9 +176,7 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
             else:
                 grade = _GRADE_STRINGS.get(cell)
                 if grade is None:
-                    reader.add(
-                        lineno, rater, f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}"
-                    )
+                    reader.add(lineno, rater, f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}")
                     ok = False
                 grades[rater] = grade
         if ok and not reader.twice((qid, docid), lineno, "doc_id", f"query {qid} doc {docid} appears twice"):
@@ -339,7 +337,10 @@ def parse_judgments_jsonl(stream: Stream, name: str = "<file>") -> list[Judgment
         if record.final:
             field_, message = "final", f"query {record.query_id} doc {record.doc_id} has two final grades"
         else:
-            field_, message = "rater", f"{record.rater} judged query {record.query_id} doc {record.doc_id} twice"
+            field_, message = (
+                "rater",
+                f"{record.rater} judged query {record.query_id} doc {record.doc_id} twice",
+            )
         key = (record.query_id, record.doc_id, "" if record.final else record.rater)
         if not reader.twice(key, lineno, field_, message):
             reader.keep(record)

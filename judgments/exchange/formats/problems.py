@@ -103,6 +103,14 @@ class _Reader:
         if not self.items:
             self.records.append(record)
 
+    def raise_if_any(self, name: str | None = None) -> None:
+        """FormatError with every problem so far, if there is one (parsers that check a whole document,
+        such as RRE's JSON, stop at the first stage that found problems)."""
+        if self.items:
+            if name is not None:
+                self.name = name
+            self.finish("records")
+
     def finish(self, what: str, nothing_kept: str | None = None) -> list:
         """The records, or FormatError with every problem. A file without data lines is empty (``file is
         empty (no <what>)``); ``nothing_kept`` is the problem of a file whose data lines kept nothing."""

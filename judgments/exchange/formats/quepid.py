@@ -31,11 +31,11 @@ from .problems import (
     Stream,
     _gc_paused,
     _id_problem,
-    _Problems,
+    _Reader,
     _require_id,
     _show,
 )
-from .read import _csv_line, _empty, _iter_csv_rows
+from .read import _csv_line, _iter_csv_rows
 from .records import JudgmentCsvRecord
 
 HEADER = ("query", "docid", "rating")
@@ -105,7 +105,7 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
     - The same (query, docid) rated twice: a problem if the ratings differ; a repeat is skipped.
 
     Raises FormatError (every problem, line and field) or returns the whole file."""
-    problems = _Problems()
+    problems = _Reader(name)
     records: list[JudgmentCsvRecord] = []
     unrated: list[UnratedRow] = []
     seen: dict[tuple[str, str], tuple[int, int]] = {}
@@ -179,9 +179,9 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
         records.append(JudgmentCsvRecord(lineno, query, docid, grade))
     if not problems:
         if not header_seen:
-            _empty(problems, "header and no judgments")
+            problems.add(0, "file", "file is empty (no " + "header and no judgments" + ")")
         elif not rows_seen:
-            _empty(problems, "rows after the header")
+            problems.add(0, "file", "file is empty (no " + "rows after the header" + ")")
     problems.raise_if_any(name)
     return QuepidCsvFile(records, unrated)
 

@@ -46,12 +46,14 @@ from .problems import (
     _gc_paused,
     _id_problem,
     _json_type,
-    _Problems,
     _require_id,
     _show,
 )
+from .problems import (
+    _Reader as _Problems,
+)
 from .quepid import UnratedRow, _check_query
-from .read import _empty, _iter_lines
+from .read import _iter_lines
 from .records import JudgmentCsvRecord
 
 SHAPES = ("grade", "doc")
@@ -97,7 +99,7 @@ def _key_path(path: str, key: str) -> str:
     return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
-class _Reader:
+class _Tree:
     def __init__(self, text: str, problems: _Problems):
         self.problems = problems
         self.lines = jsonpos.Lines(text)
@@ -282,13 +284,13 @@ def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
     ``topics[0].query_groups[1].relevant_documents["2"].gain``. A grade must be a whole number 0-4
     (``3.0`` is 3). The same query text listed twice (in two groups) is one query: the same document
     with two different grades is a problem. Raises FormatError or returns the whole file."""
-    problems = _Problems()
+    problems = _Problems(name)
     text = _read_text(stream, problems)
     problems.raise_if_any(name)
     if not text.strip():
-        _empty(problems, "ratings")
+        problems.add(0, "file", "file is empty (no " + "ratings" + ")")
         problems.raise_if_any(name)
-    reader = _Reader(text, problems)
+    reader = _Tree(text, problems)
     try:
         root = jsonpos.load(text)
     except json.JSONDecodeError as exc:
@@ -344,7 +346,7 @@ def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
     except RecursionError:
         problems.add(0, "json", "nested too deeply")
     if not problems and not texts:
-        _empty(problems, "queries")
+        problems.add(0, "file", "file is empty (no " + "queries" + ")")
     problems.raise_if_any(name)
     judged_texts = {r.query for r in result.records}
     seen_unrated: set[str] = set()

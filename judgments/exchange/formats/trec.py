@@ -122,9 +122,7 @@ def parse_qrels(
                 skipped += 1
             elif not problems:
                 records.append(QrelRecord(lineno, qid, docid, grade))  # type: ignore[arg-type]
-    return reader.finish(
-        "judgments", f"no judgments left: all {skipped} lines were skipped by the grade map"
-    )
+    return reader.finish("judgments", f"no judgments left: all {skipped} lines were skipped by the grade map")
 
 
 # --------------------------------------------------------------------------------------------------
