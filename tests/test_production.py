@@ -130,6 +130,7 @@ def _login(base: str, username: str) -> httpx.Client:
 def test_the_production_recipe_serves_pages_static_files_and_exports(served, rater, site_admin, pool):
     login_page = httpx.get(f"{served}/accounts/login/")
     assert login_page.status_code == 200
+    assert "script-src 'self'" in login_page.headers["Content-Security-Policy"]
     # The manifest's hashed names are used, and whitenoise serves them from STATIC_ROOT.
     css = re.search(r'href="(/static/css/app\.[0-9a-f]{12}\.css)"', login_page.text)
     assert css, "the page must link the hashed stylesheet from collectstatic's manifest"
@@ -147,6 +148,8 @@ def test_the_production_recipe_serves_pages_static_files_and_exports(served, rat
     assert export.text.splitlines()[0].split("\t")[0] in {"q1", "q2"}
     docs = as_admin.get("/api/docs/")
     assert docs.status_code == 200
+    for asset in re.findall(r'(?:href|src)="(/static/vendor/swagger-ui/[^"]+)"', docs.text):
+        assert as_admin.get(asset).status_code == 200, asset
 
 
 def _deploy_warnings(**env: str) -> set[str]:

@@ -705,11 +705,20 @@ def test_pool_import_problems_and_dry_run(client_for, settings):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_schema_and_docs_are_served_to_everyone(client_for, role):
-    client = client_for(role)
-    schema = client.get("/api/schema/", {"format": "json"})
-    assert schema.status_code == 200
-    assert schema.json()["openapi"].startswith("3.")
+def test_schema_is_served_to_every_signed_in_user_only(client_for, role):
+    schema = client_for(role).get("/api/schema/", {"format": "json"})
+    if role == "anonymous":
+        assert schema.status_code in (401, 403)
+        assert b"openapi" not in schema.content
+    else:
+        assert schema.status_code == 200
+        assert schema.json()["openapi"].startswith("3.")
+
+
+def test_docs_page_needs_a_login_and_loads_nothing_from_a_cdn(client, rater, pool):
+    anonymous = client.get("/api/docs/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+    client.force_login(rater)
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"/static/vendor/swagger-ui/swagger-ui-bundle.js" in docs.content
