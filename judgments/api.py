@@ -31,6 +31,7 @@ from judgments.exchange.formats import FormatError, Problem
 from judgments.exchange.imports import import_run
 from judgments.exchange.imports.calls import import_call
 from judgments.exchange.imports.checks import dry_run
+from judgments.rating import queue
 
 from . import access, serializers, services
 from .models import Document, Judgment, Query, Ranking, Run
@@ -155,7 +156,10 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         description=(
             "kind: queries (TSV or JSON lines), documents (JSON lines), qrels (TREC; `rater`, `grade_map`), "
             "judgments-csv (Quepid; `rater`), judgments-rater-csv, judgments-jsonl. `?dry_run=1` checks "
-            "everything and reports the counts without storing anything."
+            "everything and reports the counts without storing anything. Judgment imports are an admin's "
+            "override of the judging queue (POST judgments/ obeys it): they store the file's grades for any "
+            "pair and rater, whether the pair is queued, complete, settled by a final grade or held by a "
+            "rater; a grade the file holds for a rater replaces that rater's grade of the pair."
         ),
         parameters=[
             OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(IMPORT_KINDS)),
@@ -479,11 +483,23 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     @extend_schema(
         summary="Grade a pair (or change your grade): a grade 0-4, or cant_judge with a reason",
+        description=(
+            "Goes through the judging queue's rules, the same as the grading page: a new grade needs the "
+            "pair queued, its document with content, no admin's final grade, fewer grades than the pool's "
+            "raters_per_pair, and no other rater holding it right now. Changing one's own judgment is always "
+            "allowed, except turning a can't-judge into a grade on a pair that has its grades. A refusal is "
+            "a 409 and stores nothing. An admin's import (POST pools/{name}/import/...) is not bound by the "
+            "queue: it writes the file's grades for any pair and rater, queued or not, complete or not."
+        ),
         request=serializers.JudgmentSubmitSerializer,
         responses={
             201: serializers.JudgmentSerializer,
             200: serializers.JudgmentSerializer,
             400: PROBLEMS_400,
+            409: OpenApiResponse(
+                serializers.ProblemsSerializer,
+                description="The queue refuses this grade; nothing was stored.",
+            ),
         },
     )
     def create(self, request: Request, *args, **kwargs):
@@ -498,14 +514,19 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             return problems_response("Bad judgment.", _field_problems(form.errors))
         data = form.validated_data
         existed = Judgment.objects.filter(pair=data["pair"], rater=user).exists()
-        judgment = services.record_judgment(
-            data["pair"],
-            user,
-            grade=data.get("grade"),
-            cant_judge=data["cant_judge"],
-            reason=data["reason"],
-            note=data["note"],
-        )
+        try:
+            judgment = queue.save_grade(
+                data["pair"],
+                user,
+                grade=data.get("grade"),
+                cant_judge=data["cant_judge"],
+                reason=data["reason"],
+                note=data["note"],
+            )
+        except (queue.QueueError, services.JudgmentError) as error:
+            return problems_response(
+                str(error), [Problem(0, "doc_id", str(error))], status_code=status.HTTP_409_CONFLICT
+            )
         judgment = self.get_queryset().get(pk=judgment.pk)
         return Response(
             serializers.JudgmentSerializer(judgment).data,

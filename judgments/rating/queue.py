@@ -26,6 +26,8 @@ with `SELECT ... FOR UPDATE SKIP LOCKED`, so two raters asking at once never get
 
 Saving (`save_grade`) locks the pair row and re-checks these rules before calling
 `services.record_judgment`, so a pair never gets more grades than wanted, even after an expired hold.
+Every rater's write goes through it: the grading page, its fragments and `POST /api/judgments/`. Only an
+admin's import (and an admin's final grade) writes judgments outside the queue.
 """
 
 from __future__ import annotations
@@ -533,7 +535,8 @@ def save_grade(
             raise QueueError("This pair has all the grades it needs by now; nothing was saved.")
         if held_by_other:
             raise QueueError(
-                "Your hold on this pair expired and another rater is grading it; nothing was saved."
+                "Your hold on this pair expired (or you never held it) and another rater is grading it; "
+                "nothing was saved."
             )
     return services.record_judgment(
         locked, rater, grade=grade, cant_judge=cant_judge, reason=reason, note=note

@@ -500,7 +500,12 @@ def test_judgment_list_shows_only_own_unless_admin(client_for, role, status, see
         ("anonymous", 403),
     ],
 )
-def test_judgment_submit(client_for, role, status, request):
+def test_judgment_submit(client_for, role, status, request, world):
+    from judgments.rating import queue
+
+    world["pool"].raters_per_pair = 2  # rater graded q1/d2 already; it still wants a second grade
+    world["pool"].save()
+    queue.add_pairs(world["pool"], [("q1", "d2")])
     client = client_for(role)
     response = client.post(
         "/api/judgments/",
@@ -519,7 +524,10 @@ def test_judgment_submit(client_for, role, status, request):
         assert not Judgment.objects.filter(note="api").exists()
 
 
-def test_judgment_submit_checks_the_grade_and_the_pool(client_for, rater):
+def test_judgment_submit_checks_the_grade_and_the_pool(client_for, rater, world):
+    from judgments.rating import queue
+
+    queue.add_pairs(world["pool"], [("q1", "d3")])
     client = client_for("rater")
     bad = client.post(
         "/api/judgments/", {"pool": "robust", "query_id": "q1", "doc_id": "d3", "grade": 7}, format="json"
