@@ -20,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, side_by_side
+from . import charts, comparison, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS
 from .models import METRIC_FIELDS
@@ -149,6 +149,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
     flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
+    background = tasks.pool_status(found)
     return render(
         request,
         "scoring/leaderboard.html",
@@ -160,6 +161,11 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
             "rows": _leaderboard_display(rows),
             "n_scored": sum(1 for row in rows if row.current),
             "recompute_url": recompute_url,
+            "background": {
+                "waiting": background.waiting,
+                "running": background.running,
+                "failures": [tasks.describe_failure(t) for t in background.failed],
+            },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
         },
     )

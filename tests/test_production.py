@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import httpx
 import pytest
@@ -23,28 +22,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _database_url() -> str:
-    """The test database, as a DATABASE_URL the child processes can use (the embedded server's socket too)."""
-    from django.db import connection
-
-    connection.ensure_connection()
-    d = connection.settings_dict
-    auth = quote(d["USER"], safe="") + (":" + quote(d["PASSWORD"], safe="") if d["PASSWORD"] else "")
-    return f"postgres://{auth}@{quote(str(d['HOST']), safe='')}:{d['PORT'] or 5432}/{d['NAME']}"
-
-
-def _base_env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST_", "SECURE_"))}
+def _base_env(base: dict | None = None, **extra: str) -> dict:
+    env = {
+        k: v
+        for k, v in (os.environ if base is None else base).items()
+        if not k.startswith(("DJANGO_", "PYTEST_", "SECURE_"))
+    }
     env.update(DEBUG="0", SECRET_KEY="production-test-" + "k" * 40, ALLOWED_HOSTS="127.0.0.1", **extra)
     return env
-
-
-def production_env(tmp_path: Path) -> dict:
-    return _base_env(
-        DATABASE_URL=_database_url(),
-        STATIC_ROOT=str(tmp_path / "static"),
-        SECURE_COOKIES="0",  # plain HTTP on 127.0.0.1; behind TLS the cookies are Secure
-    )
 
 
 def _real_password(user) -> None:
@@ -57,7 +42,7 @@ def _real_password(user) -> None:
 
 
 @pytest.fixture
-def served(transactional_db, tmp_path, pool, rater, site_admin):
+def served(child_env, tmp_path, pool, rater, site_admin):
     """gunicorn serving the test database with production settings; yields its base URL."""
     from judgments.rating import queue
 
@@ -65,7 +50,11 @@ def served(transactional_db, tmp_path, pool, rater, site_admin):
     queue.add_pairs(pool, [("q1", "d1"), ("q2", "d2")])
     for user in (rater, site_admin):
         _real_password(user)
-    env = production_env(tmp_path)
+    env = _base_env(
+        child_env,
+        STATIC_ROOT=str(tmp_path / "static"),
+        SECURE_COOKIES="0",  # plain HTTP on 127.0.0.1; behind TLS the cookies are Secure
+    )
     collected = subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput"],
         cwd=ROOT,
