@@ -6,12 +6,12 @@ run has no ranking for counts 0). `judged` is judged@k for a metric cut at k, an
 for mrr and ap, which look at the whole ranking. Values are not rounded.
 """
 
-import csv
 import io
 import json
 from itertools import groupby
 
 from judgments.exchange.cli import ExchangeCommand, get_pool
+from judgments.exchange.formats.spreadsheet import csv_line
 from scoring import metrics
 from scoring.leaderboard import configuration_means
 from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
@@ -63,13 +63,12 @@ class Command(ExchangeCommand):
             write(configuration, "all", flavour, means[flavour][configuration].means)
 
     def _writer(self, format):
-        if format == "csv":
+        if format == "csv":  # spreadsheet-bound: the one CSV writer, guarded against formulas
             buffer = io.StringIO()
-            out = csv.writer(buffer, lineterminator="\n")
-            out.writerow(COLUMNS)
+            buffer.write(csv_line(COLUMNS))
 
             def emit(row):
-                out.writerow(["" if value is None else value for value in row])
+                buffer.write(csv_line(row))
         else:
             buffer = None
 

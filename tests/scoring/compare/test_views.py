@@ -181,9 +181,9 @@ def test_csv_text_cells_cannot_run_as_spreadsheet_formulas(client, scored, engin
     # negative numbers are numbers, not formulas: the change since the previous run of bm25 is one
     changes = [float(r["change_ndcg@10"]) for r in rows.values() if r.get("change_ndcg@10")]
     assert changes, rows["bm25"].keys()
-    from scoring.downloads import _cell
+    from judgments.exchange.formats.spreadsheet import neutralise
 
-    assert [_cell(v) for v in ("-0.031", "+1e-3", "-inf", "-x", "@sum", "\tA", "a=b", 0.5)] == [
+    assert [neutralise(v) for v in ("-0.031", "+1e-3", "-inf", "-x", "@sum", "\tA", "a=b", 0.5)] == [
         "-0.031",
         "+1e-3",
         "-inf",
