@@ -8,7 +8,6 @@ apply. The docs page is the exception: an anonymous browser is sent to the login
 from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from config.csp import SWAGGER_POLICY, csp_override
@@ -28,7 +27,7 @@ router.register("scores", scoring_api.ScoreViewSet, basename="score")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("token/", obtain_auth_token, name="token"),
+    path("token/", api.TokenView.as_view(), name="token"),
     path("", include(router.urls)),
 ]
 

@@ -13,6 +13,7 @@ A row outside the user's scope is a 404, never data. Bad input is a 400 with
 
 from __future__ import annotations
 
+from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
@@ -20,6 +21,7 @@ from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -35,6 +37,7 @@ from judgments.rating import queue
 
 from . import access, serializers, services
 from .models import Document, Judgment, Query, Ranking, Run
+from .views import locked_out
 
 PROBLEMS_400 = OpenApiResponse(serializers.ProblemsSerializer, description="Bad input; nothing was stored.")
 STREAM_200 = OpenApiResponse(OpenApiTypes.STR, description="A streamed text file (attachment).")
@@ -532,3 +535,18 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             serializers.JudgmentSerializer(judgment).data,
             status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
         )
+
+
+# --- Tokens ------------------------------------------------------------------------------------------
+
+
+class TokenView(ObtainAuthToken):
+    """POST username and password, get your API token. Throttled like the login page (django-axes):
+    after too many failures for the account or from the address, 429 with Retry-After, even with the
+    right password."""
+
+    def post(self, request: Request, *args, **kwargs):
+        username = request.data.get("username") if hasattr(request.data, "get") else None
+        if not AxesProxyHandler.is_allowed(request, {"username": username}):
+            return locked_out(request)
+        return super().post(request, *args, **kwargs)
