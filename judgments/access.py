@@ -2,7 +2,8 @@
 
 Roles are Django groups:
 - rater:    grades pairs of the pools they are a member of; sees no configuration, run or score.
-- engineer: manages their teams' configurations and runs; sees the scores of their pools.
+- engineer: manages their teams' configurations and runs; sees the scores of their pools, and the
+            rankings of other teams only where the pool shares them (`may_see_rankings`).
 - admin:    everything (superusers count as admins).
 """
 
@@ -110,6 +111,20 @@ def can_manage_configuration(user, configuration) -> bool:
     if is_admin(user):
         return True
     return is_engineer(user) and configuration.team.members.filter(pk=user.pk).exists()
+
+
+def may_see_rankings(user, configuration) -> bool:
+    """The one rule for a configuration's rankings (which documents its runs return, in which order), on
+    every page, download and API path: admins and the owning team's engineers; every engineer of the
+    pool too when the pool shares rankings (`Pool.share_rankings`). Scores are not rankings: engineers
+    of the pool see every configuration's scores."""
+    if can_manage_configuration(user, configuration):
+        return True
+    return (
+        configuration.pool.share_rankings
+        and is_engineer(user)
+        and configurations_for(user).filter(pk=configuration.pk).exists()
+    )
 
 
 def runs_for(user) -> QuerySet:

@@ -327,8 +327,9 @@ class ConfigurationViewSet(viewsets.ModelViewSet):
     )
 )
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Runs of the user's pools (engineers, admins). Submitting a run, reading its rankings and
-    downloading it as a TREC file are for the configuration's team and admins."""
+    """Runs of the user's pools (engineers, admins). Submitting a run is for the configuration's team and
+    admins; reading its rankings and downloading it as a TREC file too, and for every engineer of the pool
+    when the pool shares rankings (access.may_see_rankings)."""
 
     serializer_class = serializers.RunSerializer
     permission_classes = [permissions.IsAuthenticated, IsEngineer]
@@ -350,7 +351,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def _managed_run(self) -> Run:
         run = self.get_object()
         if not exports.may_export_run(self.request.user, run):
-            raise PermissionDenied("Only the configuration's team (and admins) may read this run's rankings.")
+            raise PermissionDenied(
+                "Only the configuration's team (and admins) may read this run's rankings, unless the pool "
+                "shares rankings."
+            )
         return run
 
     def _submit_allowed(self, configuration) -> None:

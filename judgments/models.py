@@ -57,6 +57,11 @@ class Pool(models.Model):
         default=1, validators=[MinValueValidator(1), MaxValueValidator(20)]
     )
     combine_rule = models.CharField(max_length=10, choices=CombineRule, default=CombineRule.MEAN)
+    share_rankings = models.BooleanField(
+        default=False,
+        help_text="Engineers see every team's rankings (documents and order), not only their own teams'. "
+        "Scores are shared either way.",
+    )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

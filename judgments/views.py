@@ -129,7 +129,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
         access.runs_for(request.user).select_related("configuration__pool", "submitted_by"), pk=run_id
     )
-    rankings = list(Ranking.objects.filter(run=run).select_related("query").order_by("query__external_id"))
+    private = not access.may_see_rankings(request.user, run.configuration)
+    rankings = (
+        []
+        if private
+        else list(Ranking.objects.filter(run=run).select_related("query").order_by("query__external_id"))
+    )
     shown_docs = {pk for ranking in rankings for pk in ranking.doc_ids[:10]}
     names = dict(Document.objects.filter(pk__in=shown_docs).values_list("pk", "external_id"))
     rows = [
@@ -145,6 +150,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "configuration": run.configuration,
             "pool": run.configuration.pool,
             "rows": rows,
+            "private": private,
+            "n_queries": Ranking.objects.filter(run=run).count(),
             "current": current,
         },
     )

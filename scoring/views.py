@@ -370,7 +370,8 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
     depth = depth if depth in DEPTHS else 10
     a, b = selected
     try:
-        view = side_by_side.query_comparison(a, b, query, flavour, depth=depth)
+        private = frozenset(c.pk for c in (a, b) if not access.may_see_rankings(request.user, c))
+        view = side_by_side.query_comparison(a, b, query, flavour, depth=depth, private=private)
     except ComparisonError as error:
         messages.error(request, str(error))
         return redirect(
