@@ -135,9 +135,11 @@ def runs_for(user) -> QuerySet:
 
 def get_pool_or_404(user, scope, **lookup):
     """The pool from `scope(user)` (pools_for, scored_pools_for, rating_pools_for) or 404."""
+    from .models import Pool
+
     try:
         return scope(user).get(**lookup)
-    except Exception as exc:  # DoesNotExist, or a malformed lookup value
+    except (Pool.DoesNotExist, ValueError) as exc:  # not there (or not theirs), or a malformed value
         raise Http404("No such pool") from exc
 
 
