@@ -1,15 +1,16 @@
 """The REST API under /api/: a DefaultRouter of the ViewSets, the OpenAPI schema and its docs page.
 
 The API authenticates by token (scripts) or session (the browser) itself, so every view here opts
-out of LoginRequiredMiddleware; DRF's permissions (IsAuthenticated by default) then apply.
+out of LoginRequiredMiddleware; DRF's permissions (IsAuthenticated by default, the schema's too) then
+apply. The docs page is the exception: an anonymous browser is sent to the login page.
 """
 
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from config.csp import SWAGGER_POLICY, csp_override
 from judgments import api
 from scoring import api as scoring_api
 
@@ -26,8 +27,7 @@ router.register("scores", scoring_api.ScoreViewSet, basename="score")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("token/", obtain_auth_token, name="token"),
+    path("token/", api.TokenView.as_view(), name="token"),
     path("", include(router.urls)),
 ]
 
@@ -41,3 +41,15 @@ def _open(patterns):
 
 
 _open(urlpatterns)
+
+# Swagger UI's init script is served as a file (?script), so the page needs no inline script.
+urlpatterns.append(
+    path(
+        "docs/",
+        # DRF marks its views login_not_required: login_required redirects an anonymous browser itself.
+        login_required(
+            csp_override(SWAGGER_POLICY)(SpectacularSwaggerSplitView.as_view(url_name="api:schema"))
+        ),
+        name="docs",
+    )
+)

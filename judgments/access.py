@@ -2,7 +2,8 @@
 
 Roles are Django groups:
 - rater:    grades pairs of the pools they are a member of; sees no configuration, run or score.
-- engineer: manages their teams' configurations and runs; sees the scores of their pools.
+- engineer: manages their teams' configurations and runs; sees the scores of their pools, and the
+            rankings of other teams only where the pool shares them (`may_see_rankings`).
 - admin:    everything (superusers count as admins).
 """
 
@@ -126,6 +127,20 @@ def may_queue(user, pool) -> bool:
     )
 
 
+def may_see_rankings(user, configuration) -> bool:
+    """The one rule for a configuration's rankings (which documents its runs return, in which order), on
+    every page, download and API path: admins and the owning team's engineers; every engineer of the
+    pool too when the pool shares rankings (`Pool.share_rankings`). Scores are not rankings: engineers
+    of the pool see every configuration's scores."""
+    if can_manage_configuration(user, configuration):
+        return True
+    return (
+        configuration.pool.share_rankings
+        and is_engineer(user)
+        and configurations_for(user).filter(pk=configuration.pk).exists()
+    )
+
+
 def runs_for(user) -> QuerySet:
     from .models import Run
 
@@ -134,9 +149,11 @@ def runs_for(user) -> QuerySet:
 
 def get_pool_or_404(user, scope, **lookup):
     """The pool from `scope(user)` (pools_for, scored_pools_for, rating_pools_for) or 404."""
+    from .models import Pool
+
     try:
         return scope(user).get(**lookup)
-    except Exception as exc:  # DoesNotExist, or a malformed lookup value
+    except (Pool.DoesNotExist, ValueError) as exc:  # not there (or not theirs), or a malformed value
         raise Http404("No such pool") from exc
 
 

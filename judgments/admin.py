@@ -17,7 +17,7 @@ from .models import (
 
 @admin.register(Pool)
 class PoolAdmin(admin.ModelAdmin):
-    list_display = ("name", "raters_per_pair", "combine_rule", "created_at")
+    list_display = ("name", "raters_per_pair", "combine_rule", "share_rankings", "created_at")
     search_fields = ("name", "description")
     filter_horizontal = ("members",)
 

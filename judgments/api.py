@@ -13,6 +13,7 @@ A row outside the user's scope is a 404, never data. Bad input is a 400 with
 
 from __future__ import annotations
 
+from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
@@ -20,6 +21,7 @@ from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -31,9 +33,11 @@ from judgments.exchange.formats import FormatError, Problem
 from judgments.exchange.imports import import_run
 from judgments.exchange.imports.calls import import_call
 from judgments.exchange.imports.checks import dry_run
+from judgments.rating import queue
 
 from . import access, serializers, services
 from .models import Document, Judgment, Query, Ranking, Run
+from .views import locked_out
 
 PROBLEMS_400 = OpenApiResponse(serializers.ProblemsSerializer, description="Bad input; nothing was stored.")
 STREAM_200 = OpenApiResponse(OpenApiTypes.STR, description="A streamed text file (attachment).")
@@ -162,8 +166,11 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         summary="Import a file into the pool (admins; all or nothing)",
         description=(
             "kind: queries (TSV or JSON lines), documents (JSON lines), qrels (TREC; `rater`, `grade_map`), "
-            "judgments-csv (Quepid; `rater`), judgments-rre (RRE ratings JSON; `rater`), judgments-rater-csv, judgments-jsonl. `?dry_run=1` checks "
-            "everything and reports the counts without storing anything."
+            "judgments-csv (Quepid; `rater`), judgments-rre (RRE ratings JSON; `rater`), judgments-rater-csv, "
+            "judgments-jsonl. `?dry_run=1` checks everything and reports the counts without storing anything. "
+            "Judgment imports are an admin's override of the judging queue (POST judgments/ obeys it): they "
+            "store the file's grades for any pair and rater, whether the pair is queued, complete, settled by a "
+            "final grade or held by a rater; a grade the file holds for a rater replaces that rater's grade of the pair."
         ),
         parameters=[
             OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(IMPORT_KINDS)),
@@ -328,8 +335,9 @@ class ConfigurationViewSet(viewsets.ModelViewSet):
     )
 )
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Runs of the user's pools (engineers, admins). Submitting a run, reading its rankings and
-    downloading it as a TREC file are for the configuration's team and admins."""
+    """Runs of the user's pools (engineers, admins). Submitting a run is for the configuration's team and
+    admins; reading its rankings and downloading it as a TREC file too, and for every engineer of the pool
+    when the pool shares rankings (access.may_see_rankings)."""
 
     serializer_class = serializers.RunSerializer
     permission_classes = [permissions.IsAuthenticated, IsEngineer]
@@ -351,7 +359,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def _managed_run(self) -> Run:
         run = self.get_object()
         if not exports.may_export_run(self.request.user, run):
-            raise PermissionDenied("Only the configuration's team (and admins) may read this run's rankings.")
+            raise PermissionDenied(
+                "Only the configuration's team (and admins) may read this run's rankings, unless the pool "
+                "shares rankings."
+            )
         return run
 
     def _submit_allowed(self, configuration) -> None:
@@ -487,11 +498,23 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 
     @extend_schema(
         summary="Grade a pair (or change your grade): a grade 0-4, or cant_judge with a reason",
+        description=(
+            "Goes through the judging queue's rules, the same as the grading page: a new grade needs the "
+            "pair queued, its document with content, no admin's final grade, fewer grades than the pool's "
+            "raters_per_pair, and no other rater holding it right now. Changing one's own judgment is always "
+            "allowed, except turning a can't-judge into a grade on a pair that has its grades. A refusal is "
+            "a 409 and stores nothing. An admin's import (POST pools/{name}/import/...) is not bound by the "
+            "queue: it writes the file's grades for any pair and rater, queued or not, complete or not."
+        ),
         request=serializers.JudgmentSubmitSerializer,
         responses={
             201: serializers.JudgmentSerializer,
             200: serializers.JudgmentSerializer,
             400: PROBLEMS_400,
+            409: OpenApiResponse(
+                serializers.ProblemsSerializer,
+                description="The queue refuses this grade; nothing was stored.",
+            ),
         },
     )
     def create(self, request: Request, *args, **kwargs):
@@ -506,16 +529,36 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             return problems_response("Bad judgment.", _field_problems(form.errors))
         data = form.validated_data
         existed = Judgment.objects.filter(pair=data["pair"], rater=user).exists()
-        judgment = services.record_judgment(
-            data["pair"],
-            user,
-            grade=data.get("grade"),
-            cant_judge=data["cant_judge"],
-            reason=data["reason"],
-            note=data["note"],
-        )
+        try:
+            judgment = queue.save_grade(
+                data["pair"],
+                user,
+                grade=data.get("grade"),
+                cant_judge=data["cant_judge"],
+                reason=data["reason"],
+                note=data["note"],
+            )
+        except (queue.QueueError, services.JudgmentError) as error:
+            return problems_response(
+                str(error), [Problem(0, "doc_id", str(error))], status_code=status.HTTP_409_CONFLICT
+            )
         judgment = self.get_queryset().get(pk=judgment.pk)
         return Response(
             serializers.JudgmentSerializer(judgment).data,
             status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
         )
+
+
+# --- Tokens ------------------------------------------------------------------------------------------
+
+
+class TokenView(ObtainAuthToken):
+    """POST username and password, get your API token. Throttled like the login page (django-axes):
+    after too many failures for the account or from the address, 429 with Retry-After, even with the
+    right password."""
+
+    def post(self, request: Request, *args, **kwargs):
+        username = request.data.get("username") if hasattr(request.data, "get") else None
+        if not AxesProxyHandler.is_allowed(request, {"username": username}):
+            return locked_out(request)
+        return super().post(request, *args, **kwargs)

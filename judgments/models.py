@@ -67,6 +67,11 @@ class Pool(models.Model):
     queue_access = models.CharField(
         "who may queue documents", max_length=10, choices=QueueAccess, default=QueueAccess.ADMINS
     )
+    share_rankings = models.BooleanField(
+        default=False,
+        help_text="Engineers see every team's rankings (documents and order), not only their own teams'. "
+        "Scores are shared either way.",
+    )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,8 +1,8 @@
 """Writing the domain: judgments (with their history) and runs. Views, the API and commands call these.
 
 Services take model instances, raise `JudgmentError`/`RunError` with a message fit for a user, and know no
-HTTP. Each one is a single transaction; scores are updated through the signals in `signals.py` once the
-transaction commits.
+HTTP. Each one is a single transaction; scores follow through the signals in `signals.py`, sent inside it
+(the scoring they start is durable with the change, and done after the commit).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def set_actor(user) -> None:
 def _notify_grades(pool: Pool, pair_ids: Iterable[int]) -> None:
     ids = list(pair_ids)
     if ids:
-        transaction.on_commit(lambda: grades_changed.send(sender=Pool, pool=pool, pair_ids=ids))
+        grades_changed.send(sender=Pool, pool=pool, pair_ids=ids)  # inside the transaction (see signals)
 
 
 @transaction.atomic
@@ -282,7 +282,7 @@ def record_run(
     with connection.cursor() as cursor:
         with cursor.copy("COPY judgments_ranking (run_id, query_id, doc_ids) FROM STDIN") as copy:
             copy.write(buffer.getvalue())
-    transaction.on_commit(lambda: run_submitted.send(sender=Run, run=run))
+    run_submitted.send(sender=Run, run=run)  # inside the transaction (see signals)
     return run
 
 

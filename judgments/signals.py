@@ -1,7 +1,11 @@
 """Signals the judgments app sends and the scoring app listens to (scoring imports judgments, never the reverse).
 
-grades_changed(sender, pool, pair_ids): after the transaction that changed judgments or final grades commits.
-run_submitted(sender, run): after the transaction that stored a run commits.
+grades_changed(sender, pool, pair_ids): inside the transaction that changed judgments or final grades.
+run_submitted(sender, run): inside the transaction that stored a run.
+
+Both are sent before the commit, so that a receiver can record durable follow-up work (a task row in the
+same database) that commits or rolls back with the change: a crash right after the commit cannot lose
+it. Slow work belongs after the commit (`transaction.on_commit`), as scoring.receivers does.
 """
 
 from django.dispatch import Signal

@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.db import connection
 from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -19,6 +20,26 @@ class LoginView(auth_views.LoginView):
         context = super().get_context_data(**kwargs)
         context["demo_logins"] = settings.DEBUG and Pool.objects.filter(name="demo").exists()
         return context
+
+
+def locked_out(request, original_response=None, credentials=None) -> HttpResponse:
+    """django-axes' answer to a login refused for too many failures (settings.AXES_LOCKOUT_CALLABLE):
+    the login page saying why and for how long, or JSON for the API; 429 with Retry-After either way."""
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    message = (
+        f"Too many failed logins for this account or from your address: logins are refused for "
+        f"{seconds // 60} minutes, even with the right password. Try again later, or ask an admin to unlock "
+        "the account."
+    )
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": message}, status=429)
+    else:
+        username = (credentials or {}).get("username") or request.POST.get("username", "")
+        form = AuthenticationForm(request, initial={"username": username})
+        context = {"form": form, "locked_out": message, "next": request.POST.get("next", "")}
+        response = render(request, "registration/login.html", context, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
 
 
 @login_not_required
@@ -108,7 +129,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
         access.runs_for(request.user).select_related("configuration__pool", "submitted_by"), pk=run_id
     )
-    rankings = list(Ranking.objects.filter(run=run).select_related("query").order_by("query__external_id"))
+    private = not access.may_see_rankings(request.user, run.configuration)
+    rankings = (
+        []
+        if private
+        else list(Ranking.objects.filter(run=run).select_related("query").order_by("query__external_id"))
+    )
     shown_docs = {pk for ranking in rankings for pk in ranking.doc_ids[:10]}
     names = dict(Document.objects.filter(pk__in=shown_docs).values_list("pk", "external_id"))
     rows = [
@@ -124,6 +150,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "configuration": run.configuration,
             "pool": run.configuration.pool,
             "rows": rows,
+            "private": private,
+            "n_queries": Ranking.objects.filter(run=run).count(),
             "current": current,
         },
     )

@@ -3,7 +3,6 @@ at full precision. Same access as the pages (engineers of the pool and admins; o
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 
@@ -12,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404
 
 from judgments import access
+from judgments.exchange.formats.spreadsheet import csv_line, csv_lines
 from judgments.models import Query
 
 from . import comparison, metrics
@@ -21,26 +21,15 @@ from .metrics import CUTOFFS
 from .models import METRIC_FIELDS
 from .views import configuration_or_404, get_option, scored_pool_or_404, selected_configurations
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?inf|nan")
-
-
-def _cell(value):
-    """A text cell that a spreadsheet would run as a formula (a configuration named "=HYPERLINK(...)")
-    gets a leading apostrophe, as OWASP advises; numbers such as "-0.031" stay as they are."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
-        return "'" + value
-    return value
-
 
 def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
-    """These files are read in spreadsheets, so text cells are escaped against formulas (_cell)."""
+    """These files are read in spreadsheets: the one CSV writer guards text cells against formulas
+    (a configuration named "=HYPERLINK(...)"), numbers such as "-0.031" stay as they are."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", filename)  # names may hold quotes or slashes
     response["Content-Disposition"] = f'attachment; filename="{safe}"'
-    writer = csv.writer(response)
-    writer.writerow([_cell(name) for name in header])
-    writer.writerows([_cell(value) for value in row] for row in rows)
+    response.write(csv_line(header))
+    response.writelines(csv_lines(rows))
     return response
 
 

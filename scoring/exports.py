@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator, Sequence
 from itertools import groupby
@@ -19,6 +17,7 @@ from django.db.models import Avg, Count
 
 from judgments.exchange import formats
 from judgments.exchange.exports import run_tag
+from judgments.exchange.formats.spreadsheet import csv_line, csv_lines
 from judgments.models import Pool, Run
 
 from . import metrics
@@ -132,13 +131,6 @@ def _metric_rows(configuration: str, query: str, flavour: str, values: dict) -> 
 
 
 def _csv_lines(rows: Iterator[tuple]) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow(["" if value is None else value for value in row])
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    if buffer.tell():
-        yield buffer.getvalue()
+    """Spreadsheet-bound: the one CSV writer, which guards cells against formulas."""
+    yield csv_line(COLUMNS)
+    yield from csv_lines(rows)

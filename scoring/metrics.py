@@ -92,22 +92,34 @@ FLAVOURS: dict[str, Flavour] = {
     f.name: f
     for f in (
         Flavour(
-            "exp", "exp", "log2", "zero",
+            "exp",
+            "exp",
+            "log2",
+            "zero",
             "Exponential gain 2^g-1, log2(rank+1) discount, unjudged documents count as gain 0 "
             "(the usual web-search NDCG).",
         ),
         Flavour(
-            "trec", "linear", "log2", "zero",
+            "trec",
+            "linear",
+            "log2",
+            "zero",
             "Linear gain g, log2(rank+1) discount, unjudged documents count as gain 0; "
             "identical to trec_eval -c -m ndcg_cut.",
         ),
         Flavour(
-            "jk", "linear", "jk", "zero",
+            "jk",
+            "linear",
+            "jk",
+            "zero",
             "Linear gain g, Järvelin-Kekäläinen discount (ranks 1 and 2 undiscounted, then "
             "1/log2(rank)), unjudged documents count as gain 0.",
         ),
         Flavour(
-            "judged", "linear", "log2", "drop",
+            "judged",
+            "linear",
+            "log2",
+            "drop",
             "Linear gain, log2(rank+1) discount, unjudged documents removed from the ranking "
             "before cutting (condensed list); identical to trec_eval -c -J -m ndcg_cut.",
         ),
@@ -395,9 +407,14 @@ class _Qrels:
 # --------------------------------------------------------------------------- API
 
 
-def score(rank_query: np.ndarray, rankings: np.ndarray,
-          qrel_query: np.ndarray, qrel_doc: np.ndarray, qrel_grade: np.ndarray,
-          flavour: Flavour | str = FLAVOURS[DEFAULT_FLAVOUR]) -> dict[str, np.ndarray]:
+def score(
+    rank_query: np.ndarray,
+    rankings: np.ndarray,
+    qrel_query: np.ndarray,
+    qrel_doc: np.ndarray,
+    qrel_grade: np.ndarray,
+    flavour: Flavour | str = FLAVOURS[DEFAULT_FLAVOUR],
+) -> dict[str, np.ndarray]:
     """Score every ranking row with one flavour.
 
     rank_query: (n,) int64 query key of each ranking row; rankings: (n, depth) int64 doc
@@ -409,10 +426,16 @@ def score(rank_query: np.ndarray, rankings: np.ndarray,
     return score_all(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, [f])[f.name]
 
 
-def score_all(rank_query: np.ndarray, rankings: np.ndarray,
-              qrel_query: np.ndarray, qrel_doc: np.ndarray, qrel_grade: np.ndarray,
-              flavours: Iterable[Flavour | str] = FLAVOURS.values(),
-              workers: int = 1, check: bool = True) -> dict[str, dict[str, np.ndarray]]:
+def score_all(
+    rank_query: np.ndarray,
+    rankings: np.ndarray,
+    qrel_query: np.ndarray,
+    qrel_doc: np.ndarray,
+    qrel_grade: np.ndarray,
+    flavours: Iterable[Flavour | str] = FLAVOURS.values(),
+    workers: int = 1,
+    check: bool = True,
+) -> dict[str, dict[str, np.ndarray]]:
     """Same as :func:`score` for several flavours, sharing the grade lookup; `workers` threads
     score chunks of rows side by side. check=False skips the checks of each ranking (no key
     after padding, no key twice), for callers whose rankings are known to pass them (stored
@@ -446,8 +469,10 @@ def score_all(rank_query: np.ndarray, rankings: np.ndarray,
 
     # Outputs, filled chunk by chunk. Shared per unjudged mode: P/recall/MRR/AP; per flavour: NDCG.
     judged_out = np.zeros((n, ncut))
-    mode_out = {m: {"p": np.zeros((n, ncut)), "recall": np.zeros((n, ncut)),
-                    "mrr": np.zeros(n), "ap": np.zeros(n)} for m in modes}
+    mode_out = {
+        m: {"p": np.zeros((n, ncut)), "recall": np.zeros((n, ncut)), "mrr": np.zeros(n), "ap": np.zeros(n)}
+        for m in modes
+    }
     ndcg_out = {f.name: np.zeros((n, ncut)) for f in flist}
 
     inv_rank = 1.0 / np.arange(1, depth + 1, dtype=np.float64)
@@ -456,6 +481,7 @@ def score_all(rank_query: np.ndarray, rankings: np.ndarray,
     col = np.arange(depth, dtype=kdt)
     # Process rows grouped by query (see _Qrels.lookup); keep the given order if it already is.
     order = None if n < 2 or (rowq_all[1:] >= rowq_all[:-1]).all() else np.argsort(rowq_all, kind="stable")
+
     def score_chunk(s: int, e: int) -> None:
         rows = slice(s, e) if order is None else order[s:e]
         docs = rk[rows]
@@ -498,8 +524,9 @@ def score_all(rank_query: np.ndarray, rankings: np.ndarray,
             o = mode_out[m]
             relcount = _topk(rel, count_w)
             o["p"][rows] = relcount / cut[None, :]
-            o["recall"][rows] = np.divide(relcount, nrel[:, None], out=np.zeros_like(relcount),
-                                          where=has_rel[:, None])
+            o["recall"][rows] = np.divide(
+                relcount, nrel[:, None], out=np.zeros_like(relcount), where=has_rel[:, None]
+            )
             first = rel.argmax(axis=1) if depth else np.zeros(e - s, dtype=np.int64)
             o["mrr"][rows] = np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
             # AP numerator: sum over relevant ranks i of (relevant docs in the top i) / i.

@@ -1,12 +1,21 @@
-"""Signal receivers (connected in ScoringConfig.ready): grades and runs in, rescoring out."""
+"""Signal receivers (connected in ScoringConfig.ready): grades and runs in, rescoring out.
+
+judgments sends grades_changed and run_submitted inside the transaction that made the change. Each
+receiver there enqueues the update as a task (the task queue lives in the same database, so the task
+row commits or rolls back with the grade or run), due `SAFETY_DELAY` later; right after the commit it
+does the update itself and deletes the task. A process that dies between the commit and the update
+leaves the task behind, and a db_worker runs it; an update that fails makes the task due at once.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
+from datetime import timedelta
 
 from django.db import connection, transaction
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from judgments.models import Pool, Run
 
@@ -15,6 +24,9 @@ from . import services, tasks
 logger = logging.getLogger(__name__)
 # From this many changed pairs on (a big import), grades_changed recomputes the whole pool.
 MANY_PAIRS = 100_000
+# How long the enqueued safety net waits for the update done after the commit (normally milliseconds;
+# a big run takes seconds). Past it a db_worker runs it as well, which is harmless, only redundant.
+SAFETY_DELAY = timedelta(minutes=2)
 
 
 # --- Signal receivers (connected in ScoringConfig.ready) ---------------------------------------------
@@ -25,31 +37,53 @@ def on_grades_changed(sender, pool: Pool, pair_ids: Iterable[int], **kwargs) -> 
     a big import (MANY_PAIRS or more), the whole pool: looking the queries up from a million pair ids
     took 1.7 s, and most queries have changed anyway (the recompute writes only rows that differ)."""
     ids = list(pair_ids)
-    with _or_recompute_later(pool.pk):
-        if len(ids) >= MANY_PAIRS:
-            services.rescore_pool(pool)
-            return
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [ids])
-            query_ids = [row[0] for row in cursor.fetchall()]
-        services.rescore_queries(pool, query_ids)
+    if len(ids) >= MANY_PAIRS:
+        _update_after_commit(tasks.recompute_pool, [pool.pk], lambda: services.rescore_pool(pool))
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [ids])
+        query_ids = sorted(row[0] for row in cursor.fetchall())
+    _update_after_commit(
+        tasks.rescore_queries, [pool.pk, query_ids], lambda: services.rescore_queries(pool, query_ids)
+    )
 
 
 def on_run_submitted(sender, run: Run, **kwargs) -> None:
     """judgments.signals.run_submitted: score the new run on every graded query of its pool."""
-    with _or_recompute_later(run.configuration.pool_id):
-        services.rescore_run(run)
+    pool_id = run.configuration.pool_id
+    _update_after_commit(tasks.score_run, [pool_id, run.pk], lambda: services.rescore_run(run))
 
 
-@contextmanager
-def _or_recompute_later(pool_id: int):
-    """The grade or run that triggered an update is already committed: if the update fails, log it and
-    queue a full recompute of the pool (tasks.recompute_pool) rather than fail the user's request."""
+def _update_after_commit(task, args: list, update: Callable[[], object]) -> None:
+    """Enqueue `task(*args)` in the current transaction, due SAFETY_DELAY later; after the commit, run
+    `update()` and delete the task; if it fails, log it and make the task due now."""
+    backend = task.get_backend()
+    if not backend.supports_defer:  # e.g. the immediate backend in a development setting: no safety net
+        transaction.on_commit(lambda: _guarded(update, None))
+        return
+    result = task.using(run_after=timezone.now() + SAFETY_DELAY).enqueue(*args)
+    transaction.on_commit(lambda: _guarded(update, result.id))
+
+
+def _guarded(update: Callable[[], object], task_id) -> None:
+    """The grade or run is committed already: a failed update must not fail the user's request."""
+    pending = DBTaskResult.objects.filter(id=task_id, status="READY") if task_id else None
     try:
-        yield
+        update()
     except Exception:
-        logger.exception("incremental scoring of pool %s failed; queueing a full recompute", pool_id)
-        tasks.recompute_pool.enqueue(pool_id)
+        logger.exception("incremental scoring failed; its task %s is due now", task_id)
+        done = False
+    else:
+        done = True
+    if pending is None:
+        return
+    try:
+        if done:
+            pending.delete()
+        else:
+            pending.update(run_after=timezone.now())
+    except Exception:  # the database went away: the task stays, due at its time
+        logger.exception("could not update scoring task %s", task_id)
 
 
 def remember_combine_rule(sender, instance: Pool, update_fields=None, **kwargs) -> None:
@@ -62,9 +96,8 @@ def remember_combine_rule(sender, instance: Pool, update_fields=None, **kwargs) 
 
 def on_pool_saved(sender, instance: Pool, created: bool = False, **kwargs) -> None:
     """post_save of Pool: a new combine rule changes every combined grade, so the whole pool is
-    recomputed, in the background (tasks.recompute_pool) once the change is committed."""
+    recomputed in the background (tasks.recompute_pool), enqueued with the change."""
     before = instance.__dict__.pop("_stored_combine_rule", None)
     if created or before is None or before == instance.combine_rule:
         return
-    pool_id = instance.pk
-    transaction.on_commit(lambda: tasks.recompute_pool.enqueue(pool_id))
+    tasks.recompute_pool.enqueue(instance.pk)  # in the saving transaction, if any: durable with it

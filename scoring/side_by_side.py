@@ -1,5 +1,7 @@
 """One query, two configurations: their current rankings side by side, each document with its combined
-grade (or marked unjudged) and where the other configuration ranks it, with the stored scores of both."""
+grade (or marked unjudged) and where the other configuration ranks it, with the stored scores of both.
+A configuration whose rankings the viewer may not see (judgments.access.may_see_rankings) shows its
+scores only: no document of its ranking, and no "where the other ranks it" on the other side."""
 
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ class QuerySide:
     ranked: bool  # the run has a ranking for the query
     length: int  # documents in the full ranking
     scores: dict[str, float] | None  # stored metric -> value, None: no stored row
+    private: bool = False  # the viewer may not see this ranking: `ranking` is empty, `length` 0
 
 
 @dataclass
@@ -58,19 +61,25 @@ class QueryComparison:
 
 
 def query_comparison(
-    a: SearchConfiguration, b: SearchConfiguration, query: Query, flavour: str, *, depth: int = 10
+    a: SearchConfiguration,
+    b: SearchConfiguration,
+    query: Query,
+    flavour: str,
+    *,
+    depth: int = 10,
+    private: frozenset[int] = frozenset(),
 ) -> QueryComparison:
-    """The two current rankings of one query side by side, with combined grades and stored scores."""
+    """The two current rankings of one query side by side, with combined grades and stored scores.
+    `private`: pks of configurations whose rankings are not shown (their rankings are not even read)."""
     flavour = check_flavour(flavour)
     runs = current_runs([a, b])
     missing = [c.name for c in (a, b) if c.pk not in runs]
     if missing:
         raise ComparisonError(f"No run yet for {', '.join(missing)}.")
     run_a, run_b = runs[a.pk], runs[b.pk]
+    shown = [run for c, run in ((a, run_a), (b, run_b)) if c.pk not in private]
     rankings = dict(
-        Ranking.objects.filter(run__in=[run_a, run_b], query=query)
-        .values_list("run_id", "doc_ids")
-        .order_by()
+        Ranking.objects.filter(run__in=shown, query=query).values_list("run_id", "doc_ids").order_by()
     )
     full_a, full_b = rankings.get(run_a.pk) or [], rankings.get(run_b.pk) or []
     top_a, top_b = full_a[:depth], full_b[:depth]
@@ -79,13 +88,26 @@ def query_comparison(
     stored = {
         row["run_id"]: row
         for row in QueryScore.objects.filter(run__in=[run_a, run_b], query=query, flavor=flavour).values(
-            "run_id", *SCORE_FIELDS.values()
+            "run_id", "has_ranking", *SCORE_FIELDS.values()
         )
     }
 
     def side(configuration, run, top, full, other_full) -> QuerySide:
+        # A private other side's list is empty: no "#n in B" gives its ranking away.
         other_rank = {doc: i for i, doc in enumerate(other_full[:depth], start=1)}
         row = stored.get(run.pk)
+        hidden = configuration.pk in private
+        if hidden:
+            # Whether the run ranks the query at all shows in its scores (0 without a ranking).
+            return QuerySide(
+                configuration=configuration,
+                run=run,
+                ranking=[],
+                ranked=bool(row and row["has_ranking"]),
+                length=0,
+                scores={metric: row[f] for metric, f in SCORE_FIELDS.items()} if row else None,
+                private=True,
+            )
         return QuerySide(
             configuration=configuration,
             run=run,

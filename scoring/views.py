@@ -21,7 +21,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, side_by_side
+from . import charts, comparison, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS
 from .models import METRIC_FIELDS
@@ -150,6 +150,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
     flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
+    background = tasks.pool_status(found)
     return render(
         request,
         "scoring/leaderboard.html",
@@ -161,6 +162,11 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
             "rows": _leaderboard_display(rows),
             "n_scored": sum(1 for row in rows if row.current),
             "recompute_url": recompute_url,
+            "background": {
+                "waiting": background.waiting,
+                "running": background.running,
+                "failures": [tasks.describe_failure(t) for t in background.failed],
+            },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
         },
     )
@@ -365,7 +371,8 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
     depth = depth if depth in DEPTHS else 10
     a, b = selected
     try:
-        view = side_by_side.query_comparison(a, b, query, flavour, depth=depth)
+        private = frozenset(c.pk for c in (a, b) if not access.may_see_rankings(request.user, c))
+        view = side_by_side.query_comparison(a, b, query, flavour, depth=depth, private=private)
     except ComparisonError as error:
         messages.error(request, str(error))
         return redirect(

@@ -574,5 +574,5 @@ def may_export(user, export: PoolExport) -> bool:
 
 
 def may_export_run(user, run: Run) -> bool:
-    """Admins any run; engineers the runs of their own team's configurations."""
-    return access.can_manage_configuration(user, run.configuration)
+    """Admins any run; engineers their own teams' runs, and others' where the pool shares rankings."""
+    return access.may_see_rankings(user, run.configuration)

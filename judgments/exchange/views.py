@@ -331,7 +331,12 @@ def export_page(request: HttpRequest, pool: str) -> HttpResponse:
     found = _exchange_pool(request, pool)
     user = request.user
     available = [e for e in exports.POOL_EXPORTS.values() if exports.may_export(user, e)]
-    configurations = _manageable_configurations(user, found).annotate(n_runs=Count("runs"))
+    shown = (  # whose runs the user may download: access.may_see_rankings
+        access.configurations_for(user).filter(pool=found).select_related("team").order_by("name")
+        if found.share_rankings
+        else _manageable_configurations(user, found)
+    )
+    configurations = shown.annotate(n_runs=Count("runs"))
     runs = Run.objects.filter(configuration__in=configurations).order_by("configuration__name", "-id")
     by_configuration: dict[int, list[Run]] = {}
     for run in runs.select_related("configuration"):

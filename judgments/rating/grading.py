@@ -227,7 +227,8 @@ def save_grade(
             raise QueueError("This pair has all the grades it needs by now; nothing was saved.")
         if held_by_other:
             raise QueueError(
-                "Your hold on this pair expired and another rater is grading it; nothing was saved."
+                "Your hold on this pair expired (or you never held it) and another rater is grading it; "
+                "nothing was saved."
             )
     return services.record_judgment(
         locked, rater, grade=grade, cant_judge=cant_judge, reason=reason, note=note

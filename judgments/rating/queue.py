@@ -15,12 +15,13 @@ What is open (`open_pairs`): queued pairs still short of the pool's `raters_per_
 a final grade. Pairs whose document has no content stay queued and are listed for admins
 (`pairs_without_content`); they reach raters as soon as their content is imported. Serving the queue to
 raters and saving their grades is `grading`.
+Every rater's write goes through `grading.save_grade`: the grading page, its fragments and
+`POST /api/judgments/`. Only an admin's import (and an admin's final grade) writes judgments outside the queue.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,7 +32,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgments import services
-from judgments.models import Judgment, Pair, Pool, Query, Run, SearchConfiguration
+from judgments.models import EXTERNAL_ID_MAX, Judgment, Pair, Pool, Query, Run, SearchConfiguration
 
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 1000
@@ -258,9 +259,24 @@ def _add_lines(pool: Pool, lines: list[tuple[int, str, str]], priority: int) -> 
     return _queue(pool, {pair_pks[key]: priority for key in keys.values()}, keep_higher=True)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python's universal newlines: old Mac files end lines with CR
+
+
+def _id_problem(value: str) -> str | None:
+    if not value:
+        return "is empty"
+    if len(value) > EXTERNAL_ID_MAX:
+        return f"is {len(value)} characters long (at most {EXTERNAL_ID_MAX})"
+    for position, ch in enumerate(value, start=1):
+        if ch.isspace() or not ch.isprintable():
+            return f"contains U+{ord(ch):04X} at position {position} (whitespace and control characters are not allowed)"
+    return None
+
+
 def parse_pair_file(data: bytes | str) -> list[tuple[int, str, str]]:
-    """Parse `qid<TAB>docid` lines into (line number, qid, docid). Blank lines and lines starting with
-    '#' are ignored; anything else that is not two non-empty whitespace-free fields is a problem."""
+    """Parse `qid<TAB>docid` lines into (line number, qid, docid). Lines end with LF, CRLF or CR. Blank
+    lines and lines starting with '#' are ignored; anything else that is not two non-empty fields free of
+    whitespace and control characters is a problem. Raises QueueError, and nothing else, for any input."""
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8-sig")
@@ -268,21 +284,25 @@ def parse_pair_file(data: bytes | str) -> list[tuple[int, str, str]]:
             raise QueueError(f"The file is not UTF-8 text (byte {exc.start}).") from None
     data = data.removeprefix("\ufeff")
     lines, problems = [], []
-    for number, raw in enumerate(io.StringIO(data), start=1):
-        line = raw.rstrip("\r\n")
+    for number, line in enumerate(_LINE_BREAK.split(data), start=1):
+        if len(problems) >= MAX_FILE_ERRORS:
+            break
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        fields = next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))
+        fields = line.split("\t")
         if len(fields) != 2:
             problems.append((number, f"expected 2 tab-separated fields (qid, docid), found {len(fields)}"))
             continue
         qid, docid = (f.strip() for f in fields)
-        if not qid or not docid or any(ch.isspace() for ch in qid + docid):
-            problems.append((number, "query and document ids must be non-empty and contain no whitespace"))
+        problem = next(
+            (f"{name} {why}" for name, value in (("query id", qid), ("document id", docid))
+             if (why := _id_problem(value)) is not None),
+            None,
+        )  # fmt: skip
+        if problem is not None:
+            problems.append((number, problem))
             continue
         lines.append((number, qid, docid))
-        if len(problems) >= MAX_FILE_ERRORS:
-            break
     if problems:
         raise QueueError(f"{len(problems)} line(s) could not be read; nothing was queued.", problems)
     if not lines:

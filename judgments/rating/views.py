@@ -171,6 +171,16 @@ def _return_to(request: HttpRequest) -> str:
     return ""
 
 
+def _refusal(form: GradeForm) -> str:
+    """What was wrong with a grading post, for the page: nothing was saved."""
+    if "grade" in form.errors:
+        raw = form.data.get("grade", "")
+        return f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from 0 to 4."
+    if "action" in form.errors:
+        return "Nothing was saved: that answer could not be read."
+    return "Nothing was saved: " + " ".join(e for errors in form.errors.values() for e in errors)
+
+
 @access.require(access.is_rater)
 @require_http_methods(["GET", "POST"])
 def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
@@ -186,7 +196,9 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     judged = Judgment.objects.filter(pair=pair, rater=request.user).exists()
     if not form.is_valid():
         if grading.may_view(pair, request.user):
-            return _render_grading(request, found, pair, url=request.path, form=form, status=400)
+            return _render_grading(
+                request, found, pair, url=request.path, form=form, status=400, notice=_refusal(form)
+            )
         return _next(
             request,
             found,

@@ -110,3 +110,24 @@ def test_every_user_finds_the_api_token_page_in_the_menu(client, rater, pool):
     client.force_login(rater)
     assert b'href="/account/api-token/"' in client.get("/").content
     assert client.get("/account/api-token/").status_code == 200
+
+
+def test_get_pool_or_404_turns_only_a_missing_pool_into_404(pool, engineer, monkeypatch):
+    from django.db import DatabaseError
+    from django.db.models import QuerySet
+    from django.http import Http404
+
+    from judgments import access
+
+    assert access.get_pool_or_404(engineer, access.pools_for, name="robust") == pool
+    with pytest.raises(Http404):
+        access.get_pool_or_404(engineer, access.pools_for, name="no-such-pool")
+    with pytest.raises(Http404):
+        access.get_pool_or_404(engineer, access.pools_for, pk="not-a-number")
+
+    def database_down(self, *args, **kwargs):
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(QuerySet, "get", database_down)
+    with pytest.raises(DatabaseError):  # a 500 that is logged, not "No such pool"
+        access.get_pool_or_404(engineer, access.pools_for, name="robust")

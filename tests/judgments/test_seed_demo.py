@@ -1,6 +1,7 @@
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
+from django.test import RequestFactory
 
 from judgments.models import Document, Judgment, Pool, Query, Ranking, Run, SearchConfiguration
 
@@ -32,10 +33,10 @@ def test_demo_users_log_in_with_password_demo(db, settings):
         ("rater", "rater"),
         ("rater2", "rater"),
     ]:
-        user = authenticate(username=username, password="demo")
+        user = authenticate(RequestFactory().post("/accounts/login/"), username=username, password="demo")
         assert user is not None, username
         assert user.groups.filter(name=role).exists()
-    assert authenticate(username="admin", password="demo").is_superuser
+    assert authenticate(RequestFactory().post("/"), username="admin", password="demo").is_superuser
 
 
 def test_demo_documents_read_like_real_pages(db, settings):

@@ -5,6 +5,7 @@ import signal
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from judgments import services as judgment_services
@@ -99,7 +100,7 @@ def test_recompute_needs_post_and_an_existing_pool(client, site_admin, pool):
     assert not DBTaskResult.objects.exists()
 
 
-def test_a_failed_incremental_update_queues_a_full_recompute(
+def test_a_failed_incremental_update_makes_its_task_due_at_once(
     pool, rater, monkeypatch, django_capture_on_commit_callbacks, caplog
 ):
     import scoring.services
@@ -112,5 +113,7 @@ def test_a_failed_incremental_update_queues_a_full_recompute(
         judge(pool, rater, "q1", "d1", 2)  # the grade is saved; the request does not fail
     assert Pair.objects.get(query__external_id="q1", document__external_id="d1").judgments.get().grade == 2
     (task,) = DBTaskResult.objects.all()
-    assert (task.task_path, task.args_kwargs["args"]) == ("scoring.tasks.recompute_pool", [pool.pk])
-    assert "incremental scoring of pool" in caplog.text
+    q1 = Query.objects.get(pool=pool, external_id="q1").pk
+    assert (task.task_path, task.args_kwargs["args"]) == ("scoring.tasks.rescore_queries", [pool.pk, [q1]])
+    assert task.status == "READY" and task.run_after <= timezone.now()
+    assert "incremental scoring failed" in caplog.text

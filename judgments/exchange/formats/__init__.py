@@ -23,9 +23,12 @@ Writers are generators yielding ``str`` lines that end in ``"\\n"`` (ready for D
 ``StreamingHttpResponse``). They validate what they write with the parsers' rules and raise
 ``ValueError`` rather than produce a file that the parsers (or trec_eval) would read differently.
 
+Every CSV file is written by ``spreadsheet.csv_line``: cells a spreadsheet would run as a formula
+(``= + - @``, tab, CR first) get a leading apostrophe, which the CSV parsers take off again exactly.
+
 Modules: problems (Problem, FormatError, the parsers' skeleton _Reader, shared field rules), records,
 read (lines, TREC fields, JSON objects, CSV rows), trec, queries, documents, judgments, quepid (Quepid's
-CSV export), rre (RRE ratings JSON), jsonpos. Import from this package.
+CSV export), rre (RRE ratings JSON), jsonpos, spreadsheet. Import from this package.
 """
 
 from .documents import (  # noqa: F401
@@ -71,6 +74,7 @@ from .records import (  # noqa: F401
     RunFile,
 )
 from .rre import RreRatings, parse_rre, write_rre  # noqa: F401
+from .spreadsheet import csv_line, csv_lines, neutralise, restore  # noqa: F401
 from .trec import (  # noqa: F401
     parse_grade_map,
     parse_qrels,
@@ -128,4 +132,8 @@ __all__ = [
     "write_judgments_csv",
     "write_rater_csv",
     "write_judgments_jsonl",
+    "csv_line",
+    "csv_lines",
+    "neutralise",
+    "restore",
 ]

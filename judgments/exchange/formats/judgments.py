@@ -21,8 +21,9 @@ from .problems import (
     _require_id,
     _show,
 )
-from .read import _csv_line, _dumps, _iter_csv_rows, _iter_json_objects, _json_id, _json_text
+from .read import _dumps, _iter_csv_rows, _iter_json_objects, _json_id, _json_text
 from .records import JudgmentCsvRecord, JudgmentJsonRecord, RaterCsvFile, RaterCsvRecord
+from .spreadsheet import csv_line, restore
 
 # --------------------------------------------------------------------------------------------------
 # Quepid CSV
@@ -36,7 +37,8 @@ def _grade_cell(cell: str) -> int | None:
 def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCsvRecord]:
     """Quepid-style CSV with a header naming the columns ``query``, ``docid`` (or ``doc_id``) and
     ``rating`` (any order, any case; other columns ignored). Ratings are integers 0-4 (empty is a
-    problem). ``query`` is returned stripped; it may be a query id or a query text."""
+    problem). ``query`` is returned stripped; it may be a query id or a query text. Cells the writer
+    guarded against formulas with an apostrophe are read back exactly (see spreadsheet)."""
     reader = _Reader(name)
     columns: dict[str, int] | None = None
     width = 0
@@ -62,8 +64,8 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
         if len(row) != width:
             reader.add(lineno, "line", f"expected {width} columns like the header, found {len(row)}")
             continue
-        query = row[columns["query"]].strip()
-        docid = row[columns["docid"]].strip()
+        query = restore(row[columns["query"]].strip())  # the writer's apostrophe against formulas
+        docid = restore(row[columns["docid"]].strip())
         rating = row[columns["rating"]]
         ok = True
         if not query:
@@ -105,7 +107,7 @@ def write_judgments_csv(rows: Iterable[JudgmentCsvRecord | tuple[str, str, int]]
         _require_id(docid, "doc id")
         if isinstance(grade, bool) or grade not in GRADES:
             raise ValueError(f"rating must be an integer 0-4, got {grade!r}")
-        yield _csv_line([query, docid, str(grade)])
+        yield csv_line([query, docid, str(grade)])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -130,7 +132,7 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
     raters: list[str] | None = None
     for lineno, row in _iter_csv_rows(stream, reader):
         if raters is None:
-            cells = [c.strip() for c in row]
+            cells = [restore(c.strip()) for c in row]
             if len(cells) < 2 or cells[0].lower() != "query_id" or cells[1].lower() != "doc_id":
                 reader.add(
                     lineno,
@@ -156,7 +158,7 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
                 lineno, "line", f"expected {len(raters) + 2} columns like the header, found {len(row)}"
             )
             continue
-        qid, docid = row[0].strip(), row[1].strip()
+        qid, docid = restore(row[0].strip()), restore(row[1].strip())
         ok = True
         msg = _id_problem(qid, query=True)
         if msg:
@@ -196,14 +198,14 @@ def write_rater_csv(
         if rater in raters[:i] or rater.lower() in ("query_id", "doc_id"):
             raise ValueError(f"rater {rater} appears twice in the header")
     known = set(raters)
-    yield _csv_line(["query_id", "doc_id", *raters])
+    yield csv_line(["query_id", "doc_id", *raters])
     for qid, docid, grades in rows:
         _require_id(qid, "query id", query=True)
         _require_id(docid, "doc id")
         unknown = [r for r in grades if r not in known]
         if unknown:
             raise ValueError(f"query {qid} doc {docid}: grades of raters not in the header: {unknown}")
-        yield _csv_line([qid, docid, *(_rater_cell(grades.get(r)) for r in raters)])
+        yield csv_line([qid, docid, *(_rater_cell(grades.get(r)) for r in raters)])
 
 
 # --------------------------------------------------------------------------------------------------

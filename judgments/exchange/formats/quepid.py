@@ -37,6 +37,7 @@ from .problems import (
 )
 from .read import _csv_line, _iter_csv_rows
 from .records import JudgmentCsvRecord
+from .spreadsheet import restore
 
 HEADER = ("query", "docid", "rating")
 _ALIASES = {"query": ("query",), "docid": ("docid", "doc_id"), "rating": ("rating",)}
@@ -134,8 +135,8 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
             )
             continue
         row = row + [""] * (width - len(row))
-        query = row[columns["query"]].strip()
-        docid = row[columns["docid"]].strip()
+        query = restore(row[columns["query"]].strip())  # our writers' apostrophe against formulas
+        docid = restore(row[columns["docid"]].strip())
         rating = row[columns["rating"]].strip()
         ok = True
         if not query:

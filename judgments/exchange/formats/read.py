@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .problems import _BAD_LINE_CHAR, Stream, _char_desc, _id_problem, _json_type, _Reader
@@ -220,10 +220,3 @@ def _iter_csv_rows(stream: Stream, reader: _Reader) -> Iterator[tuple[int, list[
             reader.count += 1
             yield start, row
         start = line_holder[0] + 1
-
-
-def _csv_line(cells: Sequence[str]) -> str:
-    buf = io.StringIO()
-    quoting = csv.QUOTE_ALL if any("\r" in c for c in cells) else csv.QUOTE_MINIMAL
-    csv.writer(buf, lineterminator="\n", quoting=quoting).writerow(cells)
-    return buf.getvalue()

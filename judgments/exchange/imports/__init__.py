@@ -15,12 +15,12 @@ TREC formats (judgments/imports/trec.py):
         "qrels:<file name>", created if missing); a re-import by the same rater updates changed grades.
         grade_map: {file grade: 0-4 or None (skip)} or its text "-2:0,-1:skip"; without it grades
         other than 0-4 are refused. Unknown queries and documents are created. `actor` is recorded
-        in the judgment history (default: the rater). Sends grades_changed after commit.
+        in the judgment history (default: the rater). Sends grades_changed in its transaction.
 
     import_run(configuration, stream, *, name, order="score", submitted_by=None, source="file") -> Run
         TREC run "qid Q0 docid rank score tag" as a new run (judgments.services.record_run).
         order="score": trec_eval's order (score descending as doubles, ties by docid descending,
-        rank column ignored); order="rank": the rank column. Sends run_submitted after commit.
+        rank column ignored); order="rank": the rank column. Sends run_submitted in its transaction.
 
 ImportSummary(name, kind, read, created, updated, unchanged, queries_created, documents_created, rater);
 str(summary) is a one-line report.

@@ -449,11 +449,11 @@ def import_run_fast(
                 filename=os.path.basename(name)[:255],
             )
             _copy_rankings(run.pk, lines, order, query_keys, doc_keys)
+            run_submitted.send(sender=Run, run=run)  # in the transaction (see judgments.signals)
     except (IntegrityError, psycopg.IntegrityError):  # COPY raises psycopg's own, unwrapped
         return None  # a doc twice in one query: the general parser names both lines
     except _Declined:
         return None
-    transaction.on_commit(lambda: run_submitted.send(sender=Run, run=run))
     return run
 
 

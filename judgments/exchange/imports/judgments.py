@@ -359,7 +359,7 @@ def _write(
     changed = set(updated) | set(created) | {p.pk for p in changed_finals}
     if changed:
         pair_ids = sorted(changed)
-        transaction.on_commit(lambda: grades_changed.send(sender=Pool, pool=pool, pair_ids=pair_ids))
+        grades_changed.send(sender=Pool, pool=pool, pair_ids=pair_ids)  # in the transaction (see signals)
     unchanged = len(rows) - len(updated) - len(created) - len(changed_finals)
     return len(created), len(updated) + len(changed_finals), unchanged, queries_created, documents_created
 

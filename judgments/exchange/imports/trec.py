@@ -3,7 +3,7 @@
 Every import is all or nothing: the file is parsed and checked completely first (judgments.exchange.formats
 collects every problem with its line and field), then written in one transaction. A problem raises
 `FormatError(name, problems)`; `str(error)` is one "file:line: field: message" line per problem.
-Scores follow through the `grades_changed` / `run_submitted` signals once the transaction commits.
+Scores follow through the `grades_changed` / `run_submitted` signals, sent inside the transaction.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
                 # Fresh statistics, so that the scoring that follows the commit plans its joins well.
                 cursor.execute("ANALYZE judgments_document, judgments_pair, judgments_judgment")
         if changed_pairs:
-            transaction.on_commit(lambda: grades_changed.send(sender=Pool, pool=pool, pair_ids=changed_pairs))
+            grades_changed.send(sender=Pool, pool=pool, pair_ids=changed_pairs)  # in the transaction
     return ImportSummary(
         name,
         "judgments",

@@ -28,7 +28,9 @@ class Command(ExchangeCommand):
             'or by document {"d1": {"gain": 3}} (Quepid\'s export)',
         )
         parser.add_argument(
-            "--keep-zero", action="store_true", help="rre only: list grade-0 documents too (RRE counts them relevant)"
+            "--keep-zero",
+            action="store_true",
+            help="rre only: list grade-0 documents too (RRE counts them relevant)",
         )
 
     def handle(self, *args, pool, format, query_column, index, rre_shape, keep_zero, **options):

@@ -1,10 +1,12 @@
 """`make run`: migrate, load the demo, then serve the app and a task worker until Ctrl-C.
 
-The web server and the worker are child processes. On Ctrl-C (or SIGTERM) both are stopped, then the
-embedded PostgreSQL (when it is the one in use), unless another process (a test run, a command) still
-uses it: the last of those stops it (config/embedded_db/lease.py). Children also die with this process if it is killed
-(Linux PR_SET_PDEATHSIG), so a `kill -9` leaves no server holding the port; the database stays up and
-the next run reuses it, or replaces its stale pid file.
+The web server and the worker are child processes, kept running by a `Supervisor`: a child that exits
+(a crash, `kill -9`, out of memory) is said on stderr and started again, after a pause that grows while
+it keeps dying at once; the other child and the database keep running meanwhile. Only Ctrl-C (or SIGTERM)
+stops the children, then the embedded PostgreSQL (when it is the one in use), unless another process (a
+test run, a command) still uses it: the last of those stops it (config/embedded_db/lease.py). Children
+also die with this process if it is killed (Linux PR_SET_PDEATHSIG), so a `kill -9` leaves no server
+holding the port; the database stays up and the next run reuses it, or replaces its stale pid file.
 """
 
 import ctypes
@@ -13,12 +15,16 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import connection
+
+FIRST_PAUSE, MAX_PAUSE = 1.0, 30.0  # seconds before restarting a child; doubled while it dies quickly
+QUICK_DEATH = 30.0  # a child that ran less than this long died quickly
 
 
 def _die_with_parent() -> None:
@@ -29,8 +35,76 @@ def _die_with_parent() -> None:
         pass
 
 
+@dataclass
+class _Child:
+    name: str
+    command: list[str]
+    process: subprocess.Popen | None = None
+    started: float = 0.0
+    pause: float = FIRST_PAUSE
+    restart_at: float | None = None
+    restarts: int = 0
+    pids: list[int] = field(default_factory=list)
+
+
+class Supervisor:
+    """Starts named commands and keeps them running: `check()` restarts the ones that exited."""
+
+    def __init__(self, commands: dict[str, list[str]], say=print, clock=time.monotonic):
+        self.children = [_Child(name, command) for name, command in commands.items()]
+        self.say = say
+        self.clock = clock
+
+    def _start(self, child: _Child) -> None:
+        child.process = subprocess.Popen(child.command, preexec_fn=_die_with_parent)
+        child.started = self.clock()
+        child.restart_at = None
+        child.pids.append(child.process.pid)
+
+    def start(self) -> None:
+        for child in self.children:
+            self._start(child)
+
+    def check(self) -> None:
+        """Restart every child that exited, once its pause is over."""
+        now = self.clock()
+        for child in self.children:
+            if child.restart_at is None:
+                code = child.process.poll()
+                if code is None:
+                    continue
+                ran = now - child.started
+                if ran >= QUICK_DEATH:
+                    child.pause = FIRST_PAUSE
+                child.restart_at = now + child.pause
+                how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+                self.say(
+                    f"{child.name} {how} after {ran:.0f} s; starting it again in {child.pause:.0f} s "
+                    "(the rest keeps running)"
+                )
+                child.pause = min(child.pause * 2, MAX_PAUSE)  # should it die quickly again
+            elif now >= child.restart_at:
+                self._start(child)
+                child.restarts += 1
+                self.say(f"{child.name} started again (pid {child.process.pid})")
+
+    def stop(self, timeout: float = 15) -> None:
+        running = [c.process for c in self.children if c.process and c.process.poll() is None]
+        for process in running:
+            process.terminate()
+        for process in running:
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 class Command(BaseCommand):
-    help = "Migrate, seed the demo, and run the web server plus a task worker (stops all on Ctrl-C)."
+    help = (
+        "Migrate, seed the demo, and run the web server plus a task worker; a child that dies is started "
+        "again; Ctrl-C stops everything, the embedded database included."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)))
@@ -49,17 +123,12 @@ class Command(BaseCommand):
             call_command("seed_demo")
         connection.close()
         python, manage = sys.executable, str(Path(settings.BASE_DIR) / "manage.py")
-        children = [
-            subprocess.Popen(
-                [python, manage, "db_worker", "--queue-name", "default", "--no-reload"],
-                preexec_fn=_die_with_parent,
-            ),
-            subprocess.Popen(
-                [python, manage, "runserver", f"{host}:{port}", "--noreload"], preexec_fn=_die_with_parent
-            ),
-        ]
-        self.stdout.write(
-            self.style.SUCCESS(f"Serving on http://{host}:{port}/  (Ctrl-C stops the app and its database)")
+        supervisor = Supervisor(
+            {
+                "task worker": [python, manage, "db_worker", "--queue-name", "default", "--no-reload"],
+                "web server": [python, manage, "runserver", f"{host}:{port}", "--noreload"],
+            },
+            say=lambda message: self.stderr.write(message),
         )
         stopping = False
 
@@ -69,18 +138,18 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
+        supervisor.start()
+        for child in supervisor.children:
+            self.stderr.write(f"{child.name}: pid {child.process.pid}")
+        self.stdout.write(
+            self.style.SUCCESS(f"Serving on http://{host}:{port}/  (Ctrl-C stops the app and its database)")
+        )
         try:
-            while not stopping and all(child.poll() is None for child in children):
+            while not stopping:
+                supervisor.check()
                 time.sleep(0.3)
         finally:
-            for child in children:
-                if child.poll() is None:
-                    child.terminate()
-            for child in children:
-                try:
-                    child.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    child.kill()
+            supervisor.stop()
             if not settings.DATABASE_URL:
                 from config.embedded_db import lease, server
 
@@ -88,6 +157,3 @@ class Command(BaseCommand):
                     self.stdout.write("Embedded PostgreSQL stopped.")
                 elif server.find_running(Path(settings.EMBEDDED_PGDATA).resolve()):
                     self.stdout.write("Embedded PostgreSQL left running: other processes use it.")
-        failed = [c for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
-        if failed and not stopping:
-            raise SystemExit(1)

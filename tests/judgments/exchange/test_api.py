@@ -500,7 +500,12 @@ def test_judgment_list_shows_only_own_unless_admin(client_for, role, status, see
         ("anonymous", 403),
     ],
 )
-def test_judgment_submit(client_for, role, status, request):
+def test_judgment_submit(client_for, role, status, request, world):
+    from judgments.rating import queue
+
+    world["pool"].raters_per_pair = 2  # rater graded q1/d2 already; it still wants a second grade
+    world["pool"].save()
+    queue.add_pairs(world["pool"], [("q1", "d2")])
     client = client_for(role)
     response = client.post(
         "/api/judgments/",
@@ -519,7 +524,10 @@ def test_judgment_submit(client_for, role, status, request):
         assert not Judgment.objects.filter(note="api").exists()
 
 
-def test_judgment_submit_checks_the_grade_and_the_pool(client_for, rater):
+def test_judgment_submit_checks_the_grade_and_the_pool(client_for, rater, world):
+    from judgments.rating import queue
+
+    queue.add_pairs(world["pool"], [("q1", "d3")])
     client = client_for("rater")
     bad = client.post(
         "/api/judgments/", {"pool": "robust", "query_id": "q1", "doc_id": "d3", "grade": 7}, format="json"
@@ -705,11 +713,20 @@ def test_pool_import_problems_and_dry_run(client_for, settings):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_schema_and_docs_are_served_to_everyone(client_for, role):
-    client = client_for(role)
-    schema = client.get("/api/schema/", {"format": "json"})
-    assert schema.status_code == 200
-    assert schema.json()["openapi"].startswith("3.")
+def test_schema_is_served_to_every_signed_in_user_only(client_for, role):
+    schema = client_for(role).get("/api/schema/", {"format": "json"})
+    if role == "anonymous":
+        assert schema.status_code in (401, 403)
+        assert b"openapi" not in schema.content
+    else:
+        assert schema.status_code == 200
+        assert schema.json()["openapi"].startswith("3.")
+
+
+def test_docs_page_needs_a_login_and_loads_nothing_from_a_cdn(client, rater, pool):
+    anonymous = client.get("/api/docs/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+    client.force_login(rater)
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"/static/vendor/swagger-ui/swagger-ui-bundle.js" in docs.content

@@ -6,8 +6,10 @@ from rest_framework.test import APIClient
 
 
 @pytest.fixture
-def schema(db):
-    response = APIClient().get("/api/schema/", {"format": "json"})
+def schema(db, rater):
+    client = APIClient()
+    client.force_authenticate(rater)
+    response = client.get("/api/schema/", {"format": "json"})
     assert response.status_code == 200
     return response.json()
 

@@ -77,12 +77,18 @@ def test_fragment_post_answers_with_the_next_pair_in_place(client, pool, rater, 
     assert following != served and f'action="{pair_url(pool, following)}"' in content
 
 
-def test_grade_outside_0_to_4_is_refused(client, pool, rater, queued):
+@pytest.mark.parametrize("fragment", [False, True])
+@pytest.mark.parametrize("grade", ["5", "abc", "-1", "2.5"])
+def test_a_grade_outside_0_to_4_is_refused_with_a_message(client, pool, rater, queued, grade, fragment):
     pair = queued(pool, "q1", "d1")
     client.force_login(rater)
     grading.next_pair_for(rater, pool)
-    response = client.post(pair_url(pool, pair), {"grade": "5"})
+    response = client.post(pair_url(pool, pair), {"grade": grade}, **(FRAGMENT if fragment else {}))
     assert response.status_code == 400
+    content = response.content.decode()
+    assert f"Nothing was saved: “{grade}” is not a grade. Choose a grade from 0 to 4." in content
+    assert 'class="rating-notice error"' in content
+    assert f'data-pair="{pair.pk}"' in content  # the same pair, to grade again
     assert not Judgment.objects.exists()
 
 

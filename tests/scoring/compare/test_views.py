@@ -181,9 +181,9 @@ def test_csv_text_cells_cannot_run_as_spreadsheet_formulas(client, scored, engin
     # negative numbers are numbers, not formulas: the change since the previous run of bm25 is one
     changes = [float(r["change_ndcg@10"]) for r in rows.values() if r.get("change_ndcg@10")]
     assert changes, rows["bm25"].keys()
-    from scoring.downloads import _cell
+    from judgments.exchange.formats.spreadsheet import neutralise
 
-    assert [_cell(v) for v in ("-0.031", "+1e-3", "-inf", "-x", "@sum", "\tA", "a=b", 0.5)] == [
+    assert [neutralise(v) for v in ("-0.031", "+1e-3", "-inf", "-x", "@sum", "\tA", "a=b", 0.5)] == [
         "-0.031",
         "+1e-3",
         "-inf",
@@ -351,6 +351,8 @@ def test_matrix_page_shows_every_pair_with_holm_corrected_significance(client, s
 def test_query_page_shows_both_rankings_grades_and_stored_scores(
     client, pool, configuration, other_configuration, engineer, rater
 ):
+    pool.share_rankings = True  # dense is another team's: its ranking shows only in a sharing pool
+    pool.save()
     services.record_run(configuration, {"q1": ["d1", "d2", "d3"], "q2": ["d2"]}, source="api")
     services.record_run(other_configuration, {"q1": ["d3", "d1"], "q2": ["d1"]}, source="api")
     query = pool.queries.get(external_id="q1")

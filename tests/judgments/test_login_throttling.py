@@ -1,0 +1,111 @@
+"""Login throttling (django-axes) on the login page and /api/token/: too many failures for an account or
+from an address lock both paths for the cool-off, even with the right password, and the page says why."""
+
+from datetime import timedelta
+
+import pytest
+from axes.models import AccessAttempt
+from django.test import RequestFactory
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from config.client_ip import client_ip
+
+PASSWORD = "correct-horse-battery"  # as in tests/conftest.py
+LIMIT = 3
+
+
+@pytest.fixture(autouse=True)
+def small_limit(settings):
+    settings.AXES_FAILURE_LIMIT = LIMIT
+    settings.AXES_COOLOFF_TIME = timedelta(minutes=15)
+
+
+def page_login(client, username, password, address="10.0.0.1"):
+    return client.post("/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def token_login(username, password, address="10.0.0.1"):
+    return APIClient().post(
+        "/api/token/", {"username": username, "password": password}, format="json", REMOTE_ADDR=address
+    )
+
+
+def logged_in(client) -> bool:
+    return "_auth_user_id" in client.session
+
+
+def test_the_login_page_locks_an_account_and_says_why(client, rater):
+    for _ in range(LIMIT - 1):
+        refused = page_login(client, rater.username, "wrong")
+        assert refused.status_code == 200 and "Please enter a correct username" in refused.content.decode()
+    page = page_login(client, rater.username, "wrong")  # the last failure allowed
+    assert page.status_code == 429
+    page = page_login(client, rater.username, PASSWORD)  # the right password, too late
+    assert page.status_code == 429
+    text = page.content.decode()
+    assert "Too many failed logins for this account or from your address" in text
+    assert "refused for 15 minutes" in text and 'name="password"' in text
+    assert page["Retry-After"] == str(15 * 60)
+    assert not logged_in(client)
+
+
+def test_the_token_endpoint_is_throttled_the_same_way(rater):
+    for _ in range(LIMIT):
+        assert token_login(rater.username, "wrong").status_code in (400, 429)
+    locked = token_login(rater.username, PASSWORD)
+    assert locked.status_code == 429
+    assert "Too many failed logins" in locked.json()["detail"]
+    assert locked["Retry-After"] == str(15 * 60)
+    assert not Token.objects.filter(user=rater).exists()
+
+
+def test_failures_on_the_api_lock_the_page_too(client, rater):
+    for _ in range(LIMIT):
+        token_login(rater.username, "wrong")
+    assert page_login(client, rater.username, PASSWORD).status_code == 429
+
+
+def test_one_address_trying_many_accounts_is_locked_out(client, rater, other_rater, engineer):
+    for i in range(LIMIT):
+        page_login(client, f"nobody{i}", "guess", address="10.0.0.9")
+    assert page_login(client, engineer.username, PASSWORD, address="10.0.0.9").status_code == 429
+    assert not logged_in(client)
+    # The accounts themselves are not locked: from another address the same login works.
+    assert page_login(client, engineer.username, PASSWORD, address="10.0.0.10").status_code == 302
+    assert logged_in(client)
+
+
+def test_one_account_tried_from_many_addresses_is_locked_out(client, rater):
+    for i in range(LIMIT):
+        token_login(rater.username, "wrong", address=f"10.1.0.{i}")
+    assert page_login(client, rater.username, PASSWORD, address="10.2.0.1").status_code == 429
+    assert token_login(rater.username, PASSWORD, address="10.2.0.2").status_code == 429
+
+
+def test_the_lockout_ends_after_the_cool_off_and_a_success_resets_the_count(client, rater):
+    for _ in range(LIMIT):
+        page_login(client, rater.username, "wrong")
+    assert page_login(client, rater.username, PASSWORD).status_code == 429
+    AccessAttempt.objects.update(
+        attempt_time=AccessAttempt.objects.get().attempt_time - timedelta(minutes=16)
+    )
+    assert page_login(client, rater.username, PASSWORD).status_code == 302
+    assert token_login(rater.username, PASSWORD).status_code == 200
+    assert not AccessAttempt.objects.filter(username=rater.username).exists()
+
+
+@pytest.mark.parametrize(
+    ("proxies", "forwarded", "expected"),
+    [
+        (0, "203.0.113.7", "10.0.0.1"),  # no proxy trusted: the header is the client's to forge
+        (1, "203.0.113.7", "203.0.113.7"),
+        (1, "198.51.100.1, 203.0.113.7", "203.0.113.7"),  # the left entry was forged by the client
+        (2, "198.51.100.1, 203.0.113.7", "198.51.100.1"),
+        (2, "203.0.113.7", "10.0.0.1"),  # fewer entries than proxies: not to be trusted
+    ],
+)
+def test_the_client_address_trusts_only_the_configured_proxies(settings, proxies, forwarded, expected):
+    settings.TRUSTED_PROXIES = proxies
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded)
+    assert client_ip(request) == expected
