@@ -35,9 +35,9 @@ from .problems import (
     _require_id,
     _show,
 )
-from .read import _csv_line, _iter_csv_rows
+from .read import _iter_csv_rows
 from .records import JudgmentCsvRecord
-from .spreadsheet import restore
+from .spreadsheet import csv_line, restore
 
 HEADER = ("query", "docid", "rating")
 _ALIASES = {"query": ("query",), "docid": ("docid", "doc_id"), "rating": ("rating",)}
@@ -207,7 +207,7 @@ def write_quepid_csv(
     A row ``(query, None, None)`` is a query without ratings (``query,,``), ``(query, docid, None)``
     an unrated pair (``query,docid,``). Every line ends in a line feed (Quepid drops the last one;
     both read the same)."""
-    yield _csv_line(HEADER)
+    yield csv_line(HEADER)
     for row in rows:
         if isinstance(row, JudgmentCsvRecord):
             query, docid, grade = row.query, row.doc_id, row.grade
@@ -228,4 +228,4 @@ def write_quepid_csv(
             raise ValueError(f"rating must be an integer 0-4 or None, got {grade!r}")
         else:
             cell = f"{int(grade)}.0"
-        yield _csv_line([quepid_cell(query), docid, cell])
+        yield csv_line([quepid_cell(query), docid, cell])
