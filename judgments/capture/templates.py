@@ -57,7 +57,7 @@ class _Slot:
 
 def _check_name(name: str, where: str) -> None:
     if name not in PLACEHOLDERS:
-        known = ", ".join("{{%s}}" % p for p in PLACEHOLDERS)
+        known = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
         raise TemplateError(f"unknown placeholder {{{{{name}}}}} {where} (known: {known})")
 
 
@@ -163,7 +163,9 @@ class JsonTemplate:
             out.append("{")
             for i, (key, value) in enumerate(node.items()):
                 if _PLACEHOLDER.search(key):
-                    raise TemplateError(f"placeholder in the key {key!r} at {path}: placeholders go in values")
+                    raise TemplateError(
+                        f"placeholder in the key {key!r} at {path}: placeholders go in values"
+                    )
                 out.append(("," if i else "") + json.dumps(key) + ":")
                 self._emit(value, f"{path}.{key}", out)
             out.append("}")
@@ -183,7 +185,10 @@ class JsonTemplate:
             last = 0
             for m in _PLACEHOLDER.finditer(node):
                 _check_name(m.group(1), f"at {path}")
-                out += [json.dumps(_literal(node[last : m.start()], f"at {path}"))[1:-1], _Slot(m.group(1), False)]
+                out += [
+                    json.dumps(_literal(node[last : m.start()], f"at {path}"))[1:-1],
+                    _Slot(m.group(1), False),
+                ]
                 last = m.end()
             out += [json.dumps(_literal(node[last:], f"at {path}"))[1:-1], '"']
         else:
@@ -237,7 +242,9 @@ class ParamsTemplate:
             if not name:
                 raise TemplateError(f"parameter {number} ({item!r}) has no name")
             if "{{" in name:
-                raise TemplateError(f"placeholder in the name of parameter {number} ({item!r}): placeholders go in values")
+                raise TemplateError(
+                    f"placeholder in the name of parameter {number} ({item!r}): placeholders go in values"
+                )
             segments.append(("&" if segments else "") + quote(name, safe=_LITERAL_SAFE))
             self.names.append(name)
             if not has_value:
