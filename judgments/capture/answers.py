@@ -56,6 +56,8 @@ class FieldPath:
     def __init__(self, text: str, what: str):
         self.text = text
         self._parts = text.split(".") if _DOTTED.match(text) else None
+        # One plain key ("_id", "score"): read straight from each hit, the common case made fast.
+        self.key = self._parts[0] if self._parts and len(self._parts) == 1 else None
         self._jmes = None
         if self._parts is None:
             try:
@@ -136,19 +138,35 @@ def _take(data: Any, paths: tuple, depth: int) -> tuple[list[tuple[str, float | 
         raise EngineError(f"no {hits_path.text!r} in the answer (it has: {top})")
     if not isinstance(found, list):
         raise EngineError(f"{hits_path.text!r} in the answer is {_type(found)}, not a list of hits")
-    out: list[tuple[str, float | None]] = []
+    # One pass with the checks of plain string ids and float scores deferred to a few bulk checks:
+    # this runs for every hit of every query of a capture.
+    id_key, score_key = id_path.key, score_path.key if score_path else None
+    ids: list[str] = []
+    scores: list[float | None] = []
+    ranks: list[int] = []
     seen: set[str] = set()
     duplicates: list[str] = []
     for rank, hit in enumerate(found, start=1):
-        if len(out) == depth:
+        if len(ids) == depth:
             break
-        doc_id = _doc_id(id_path.get(hit), rank, id_path.text)
+        is_dict = type(hit) is dict
+        raw = hit.get(id_key, MISSING) if id_key is not None and is_dict else id_path.get(hit)
+        doc_id = raw if type(raw) is str else _doc_id(raw, rank, id_path.text)
         if doc_id in seen:
             duplicates.append(doc_id)
             continue
         seen.add(doc_id)
-        out.append((doc_id, _score(score_path.get(hit), rank) if score_path else None))
-    return out, duplicates
+        ids.append(doc_id)
+        ranks.append(rank)
+        if score_path is None:
+            scores.append(None)
+            continue
+        raw = hit.get(score_key, MISSING) if score_key is not None and is_dict else score_path.get(hit)
+        scores.append(raw if type(raw) is float and math.isfinite(raw) else _score(raw, rank))
+    if ids and ("" in seen or _BAD_ID_CHAR.search("".join(ids)) or max(map(len, ids)) > MAX_ID_LENGTH):
+        for doc_id, rank in zip(ids, ranks, strict=True):
+            _doc_id(doc_id, rank, id_path.text)  # raises for the first bad one
+    return list(zip(ids, scores, strict=True)), duplicates
 
 
 def _type(value: Any) -> str:

@@ -1,0 +1,324 @@
+"""A small real search engine for the demo and the tests: BM25 (bm25s) over documents {id, title, body},
+answering ``POST /<index>/_search`` in Elasticsearch's request and response format. No Django.
+
+    python -m judgments.capture.demo_engine --port 9200 --documents docs.jsonl [--index docs]
+
+or from Python: ``server = serve(documents, port=0); ...; server.stop()`` (``server.search_url``).
+
+Understood queries: ``multi_match`` (``fields`` with ``^boost``; ``type`` best_fields = the best field's
+score, the default, or most_fields = their sum), ``match`` and ``match_all``; ``size`` (default 10),
+``from`` and ``_source`` (false, true or a list of fields). Anything else gets Elasticsearch's error shape
+``{"error": {"root_cause", "type", "reason"}, "status": 400}``; an unknown index a 404
+``index_not_found_exception``. Only documents that match at least one term are hits, ranked by score,
+ties in document order. Text is lower-cased, split on word characters and English stop words dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import bm25s
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
+
+FIELDS = ("title", "body")
+MAX_RESULT_WINDOW = 10_000  # Elasticsearch's index.max_result_window
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+_STOP = frozenset(STOPWORDS_EN)
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+
+
+class SearchError(Exception):
+    """A request the engine refuses, with Elasticsearch's error type and HTTP status."""
+
+    def __init__(self, status: int, type_: str, reason: str):
+        super().__init__(reason)
+        self.status, self.type, self.reason = status, type_, reason
+
+    def body(self) -> dict[str, Any]:
+        cause = {"type": self.type, "reason": self.reason}
+        return {"error": {"root_cause": [cause], **cause}, "status": self.status}
+
+
+class BM25Index:
+    """One BM25 model per field; a query scores every document of a field in one sparse pass."""
+
+    def __init__(self, documents: Iterable[Mapping[str, Any]]):
+        docs = list(documents)
+        self.ids = [str(d["id"]) for d in docs]
+        self.sources = [{f: d.get(f) or "" for f in FIELDS} for d in docs]
+        self.models: dict[str, tuple[bm25s.BM25, dict[str, int]]] = {}
+        for name in FIELDS:
+            model = bm25s.BM25()
+            if docs:
+                # "" keeps an empty field indexable (bm25s needs a token per document).
+                model.index([tokens(s[name]) or [""] for s in self.sources], show_progress=False)
+            self.models[name] = (model, getattr(model, "vocab_dict", {}))
+
+    def field_scores(self, name: str, query_tokens: list[str]) -> np.ndarray | None:
+        model, vocab = self.models[name]
+        ids = [vocab[t] for t in query_tokens if t in vocab]
+        return model.get_scores_from_ids(ids) if ids else None
+
+    def search(
+        self, text: str, fields: Mapping[str, float] | None, size: int, offset: int = 0, combine: str = "max"
+    ) -> tuple[int, list[tuple[int, float]]]:
+        """(number of matching documents, [(document index, score)] of ranks offset..offset+size)."""
+        n = len(self.ids)
+        if text is None:  # match_all: every document, score 1, in document order
+            return n, [(i, 1.0) for i in range(offset, min(n, offset + size))]
+        query_tokens = tokens(text)
+        scores = None
+        for name, boost in (fields or dict.fromkeys(FIELDS, 1.0)).items():
+            got = self.field_scores(name, query_tokens) if name in self.models else None
+            if got is None:
+                continue
+            got = got * boost if boost != 1.0 else got
+            if scores is None:
+                scores = got.astype(np.float64)
+            else:
+                scores = np.maximum(scores, got) if combine == "max" else scores + got
+        if scores is None:
+            return 0, []
+        matching = np.flatnonzero(scores > 0)
+        matched, want = len(matching), offset + size
+        if want <= 0 or not matched:
+            return matched, []
+        if len(matching) > want:  # the top `want` without sorting every match
+            part = np.argpartition(-scores[matching], want - 1)[:want]
+            matching = matching[part]
+        order = matching[np.lexsort((matching, -scores[matching]))][offset:want]
+        return matched, [(int(i), float(scores[i])) for i in order]
+
+
+def _field_boosts(fields: Any) -> dict[str, float]:
+    if fields is None:
+        return dict.fromkeys(FIELDS, 1.0)
+    if isinstance(fields, str):
+        fields = [fields]
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise SearchError(400, "parsing_exception", "[multi_match] fields must be a list of strings")
+    boosts: dict[str, float] = {}
+    for spec in fields:
+        name, _, boost = spec.partition("^")
+        try:
+            weight = float(boost) if boost else 1.0
+        except ValueError:
+            raise SearchError(
+                400, "parsing_exception", f"[multi_match] bad boost in field [{spec}]"
+            ) from None
+        for f in FIELDS if name in ("*", "_all") else [name]:
+            boosts[f] = weight
+    return boosts
+
+
+def _query_text(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise SearchError(400, "parsing_exception", f"[{where}] query must be a string")
+
+
+def parse_request(body: Any) -> dict[str, Any]:
+    """The search a `_search` body asks for: text (None: match_all), fields, combine, size, offset, source."""
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise SearchError(400, "parsing_exception", "request body must be a JSON object")
+    query = body.get("query", {"match_all": {}})
+    if not isinstance(query, dict) or len(query) != 1:
+        raise SearchError(400, "parsing_exception", "[query] must be an object with exactly one query")
+    ((kind, args),) = query.items()
+    search = {"text": None, "fields": None, "combine": "max"}
+    if kind == "match_all":
+        pass
+    elif kind == "multi_match" and isinstance(args, dict) and "query" in args:
+        search["text"] = _query_text(args["query"], kind)
+        search["fields"] = _field_boosts(args.get("fields"))
+        search["combine"] = "sum" if args.get("type") == "most_fields" else "max"
+    elif kind == "match" and isinstance(args, dict) and len(args) == 1:
+        ((name, value),) = args.items()
+        value = value.get("query") if isinstance(value, dict) else value
+        search["text"], search["fields"] = _query_text(value, kind), {name: 1.0}
+    else:
+        raise SearchError(400, "parsing_exception", f"unknown or malformed query [{kind}]")
+    size, offset = body.get("size", 10), body.get("from", 0)
+    for name, value in (("size", size), ("from", offset)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SearchError(400, "illegal_argument_exception", f"[{name}] must be a non-negative integer")
+    if size + offset > MAX_RESULT_WINDOW:
+        raise SearchError(
+            400,
+            "illegal_argument_exception",
+            f"Result window is too large, from + size must be less than or equal to: [{MAX_RESULT_WINDOW}] "
+            f"but was [{size + offset}].",
+        )
+    source = body.get("_source", True)
+    return {**search, "size": size, "offset": offset, "source": source}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: a capture reuses its connections
+    # Headers and body leave in one write (flushed after each request), sent at once (no Nagle delay
+    # waiting for the client's delayed ACK: 40 ms a request otherwise).
+    wbufsize = 1 << 16
+    disable_nagle_algorithm = True
+    server_version = "demo-bm25"
+    server: DemoServer
+
+    def log_message(self, format, *args):  # quiet: thousands of requests in a benchmark
+        pass
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0].strip("/")
+        try:
+            if path == "" and self.command == "GET":
+                self._send(200, {"name": "demo", "cluster_name": "demo-bm25", "version": {"number": "demo"}})
+                return
+            index, _, action = path.rpartition("/")
+            if action != "_search":
+                raise SearchError(400, "invalid_request", f"no handler for [{self.command} /{path}]")
+            if index not in (self.server.index, "_all", "*", ""):
+                raise SearchError(404, "index_not_found_exception", f"no such index [{index}]")
+            try:
+                body = json.loads(raw) if raw.strip() else None
+            except ValueError as exc:
+                raise SearchError(
+                    400, "x_content_parse_exception", f"Failed to parse request body: {exc}"
+                ) from None
+            self._send(200, self.server.run_search(parse_request(body)))
+        except SearchError as exc:
+            self._send(exc.status, exc.body())
+
+    do_GET = do_POST = _answer
+
+
+class DemoServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, documents: Iterable[Mapping[str, Any]], host: str, port: int, index: str):
+        self.engine = BM25Index(documents)
+        self.index = index
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def search_url(self) -> str:
+        return f"{self.url}/{self.index}/_search"
+
+    def run_search(self, search: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        total, ranked = self.engine.search(
+            search["text"], search["fields"], search["size"], search["offset"], search["combine"]
+        )
+        source = search["source"]
+        hits = []
+        for i, score in ranked:
+            hit = {"_index": self.index, "_id": self.engine.ids[i], "_score": score}
+            if source is not False:
+                doc = self.engine.sources[i]
+                hit["_source"] = doc if source is True else {k: v for k, v in doc.items() if k in source}
+            hits.append(hit)
+        return {
+            "took": int((time.perf_counter() - started) * 1000),
+            "timed_out": False,
+            "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+            "hits": {
+                "total": {"value": total, "relation": "eq"},
+                "max_score": ranked[0][1] if ranked else None,
+                "hits": hits,
+            },
+        }
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+def serve(
+    documents: Iterable[Mapping[str, Any]], port: int = 0, host: str = "127.0.0.1", index: str = "docs"
+) -> DemoServer:
+    """Start the engine in a background thread (port 0: any free port); `.stop()` ends it."""
+    server = DemoServer(documents, host, port, index)
+    threading.Thread(target=server.serve_forever, name="demo-engine", daemon=True).start()
+    return server
+
+
+def load_documents(path: str) -> list[dict[str, Any]]:
+    """Documents from a JSON-lines file {id, title?, body?}; ValueError naming the line otherwise."""
+    documents, seen = [], set()
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{path}, line {lineno}: not JSON ({exc})") from None
+            doc_id = obj.get("id") if isinstance(obj, dict) else None
+            if isinstance(doc_id, bool) or not isinstance(doc_id, str | int) or not str(doc_id).strip():
+                raise ValueError(f"{path}, line {lineno}: needs an object with an id (a string or number)")
+            if str(doc_id) in seen:
+                raise ValueError(f"{path}, line {lineno}: the id {doc_id!r} repeats")
+            for name in FIELDS:
+                if obj.get(name) is not None and not isinstance(obj[name], str):
+                    raise ValueError(f"{path}, line {lineno}: {name} must be a string")
+            seen.add(str(doc_id))
+            documents.append(obj)
+    return documents
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--documents", required=True, help="JSON lines: {id, title, body}")
+    parser.add_argument("--port", type=int, default=9200)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--index", default="docs")
+    args = parser.parse_args(argv)
+    try:
+        documents = load_documents(args.documents)
+        server = DemoServer(documents, args.host, args.port, args.index)
+    except (OSError, ValueError) as exc:
+        print(f"demo engine: {exc}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"demo engine: {len(documents)} documents at {server.search_url}", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
