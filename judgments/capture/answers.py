@@ -102,6 +102,8 @@ def read_answer(
         detail = said or (_excerpt(body) if problem else _compact(data))
         raise EngineError(f"{line}: {detail}" if detail else line, retryable=retryable)
     if problem is not None:
+        if not body.strip():
+            raise EngineError(f"the answer is empty ({line})")
         if body.lstrip()[:1] in (b"{", b"[") or "json" in content_type.lower():
             raise EngineError(
                 f"malformed JSON in the answer ({line}): {problem}; it begins {_excerpt(body)!r}"
