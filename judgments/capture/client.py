@@ -141,15 +141,16 @@ class _Run:
     """One capture's shared state: the request loop every worker thread runs."""
 
     def __init__(
-        self, spec, headers, transport, depth, timeout, retries, backoff, max_backoff, max_retry_after
+        self, spec, headers, transport, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after
     ):
-        self.spec, self.transport, self.depth, self.timeout = spec, transport, depth, timeout
+        self.spec, self.transport, self.cancel = spec, transport, cancel
+        self.depth, self.timeout = depth, timeout
         self.headers = httpx.Headers(headers)
         self.extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
         self.urls: dict[str, httpx.URL] = {}  # parsed once when the URL does not change per query
         self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
         self.max_retry_after = max_retry_after
-        self.stop = threading.Event()
+        self.stop = threading.Event()  # set by the caller's thread when the capture ends or is cancelled
         self.pause_until = 0.0  # a Retry-After pauses every worker, not only the one that got it
         self.secrets = spec.secrets()
 
@@ -165,7 +166,7 @@ class _Run:
         while True:
             attempt += 1
             pause = self.pause_until - time.monotonic()
-            if (pause > 0 and self.stop.wait(pause)) or self.stop.is_set():
+            if (pause > 0 and self.stop.wait(pause)) or self.stopping():
                 return None
             retry_after = response = None
             try:
@@ -204,8 +205,11 @@ class _Run:
             else:
                 delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
                 delay *= 0.5 + random.random() / 2  # jitter: workers that failed together retry apart
-            if self.stop.wait(delay):
+            if self.stop.wait(delay) or self.stopping():
                 return None
+
+    def stopping(self) -> bool:
+        return self.stop.is_set() or self.cancel.is_set()
 
     def send(self, method: str, url: str, body: bytes | None) -> httpx.Response:
         parsed = self.urls.get(url)
@@ -231,7 +235,7 @@ class _Run:
         )
 
     def work(self, todo: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
-        while not self.stop.is_set():
+        while not self.stopping():
             try:
                 index, query_id, text = todo.get_nowait()
             except queue.Empty:
@@ -283,7 +287,9 @@ def capture(
 
     workers_n = max(1, min(concurrency, total))
     transport = _transport(spec.url, workers_n)
-    run = _Run(spec, headers, transport, depth, timeout, retries, backoff, max_backoff, max_retry_after)
+    run = _Run(
+        spec, headers, transport, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after
+    )
     todo: queue.SimpleQueue = queue.SimpleQueue()
     finished: queue.SimpleQueue = queue.SimpleQueue()
     for index, (query_id, text) in enumerate(queries):

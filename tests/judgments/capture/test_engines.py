@@ -342,4 +342,7 @@ def test_not_json_and_malformed_json():
     assert error.message.startswith("the answer is not JSON (HTTP 200 OK, text/plain): 'Login required Login")
     assert len(error.message) < 300
     assert _error(spec, b"").message == "the answer is empty (HTTP 200 OK)"
-    assert _error(spec, b"", status=500, reason="Internal Server Error").message == "HTTP 500 Internal Server Error"
+    assert (
+        _error(spec, b"", status=500, reason="Internal Server Error").message
+        == "HTTP 500 Internal Server Error"
+    )
