@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import bm25s
 import httpx
+import numpy as np
 import pytest
 
 from judgments.capture.client import capture
-from judgments.capture.demo_engine import load_documents, main, serve
+from judgments.capture.demo_engine import BM25Index, load_documents, main, serve, tokens
 from judgments.capture.engines import EndpointSpec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -189,3 +191,17 @@ def test_runs_as_a_module_and_stops_on_sigterm(tmp_path):
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
+
+
+def test_scores_are_bm25s_own_scores():
+    """The postings arithmetic gives what bm25s computes for the same field (Lucene's BM25 variant)."""
+    index = BM25Index(DOCS)
+    reference = bm25s.BM25()
+    reference.index([tokens(d["body"]) or [""] for d in DOCS], show_progress=False)
+    for text in ("solar panels power", "bread starter", "tyre minutes minutes"):
+        total, ranked = index.search(text, {"body": 1.0}, size=10)
+        expected = reference.get_scores([t for t in tokens(text) if t in reference.vocab_dict])
+        assert total == int((expected > 0).sum())
+        assert {i: s for i, s in ranked} == pytest.approx(
+            {i: float(expected[i]) for i in np.flatnonzero(expected > 0)}
+        )
