@@ -15,18 +15,20 @@ A request is built from the template (`templates`): a JSON body POSTed to the ur
 appended to it (a Solr POST sends them as a form body). Answers are read by `answers`. Paths (hits, id
 field, score field) are dotted paths (``hits.hits``) or JMESPath expressions.
 
-Secrets (the auth secret, sensitive headers' values) never appear in `repr`, `public_dict`,
+Secrets (the auth secret, the values of headers, URL parameters, template parameters or JSON fields whose
+name looks like a credential: api_key, token, password, ...) never appear in `repr`, `public_dict`,
 `redacted` or any message; `scrub` blanks them out of text that came back from the engine.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .answers import FieldPath, Hits, read_answer
 from .templates import JsonTemplate, ParamsTemplate, TemplateError, compile_template
@@ -51,7 +53,22 @@ _DEFAULTS = {  # kind: (method, template, hits path, id field, score field)
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|pass|cookie|session|credential", re.IGNORECASE)
+_SENSITIVE_HEADER = re.compile(
+    r"auth|key|token|secret|pass|cookie|session|credential|signature", re.IGNORECASE
+)
+# A credential written into the URL or the template: name=value in a query string or a parameter
+# template, "name": "value" in a JSON body, where the name looks like one (api_key, token, ...).
+_INLINE_SECRET = re.compile(
+    r"""(?P<p>(?:^|(?<=[?&\n]))(?P<pn>[^=&\n?#]+)=)(?P<pv>[^&\n#]*)"""
+    r"""|(?P<j>"(?P<jn>[^"\\]+)"\s*:\s*")(?P<jv>(?:[^"\\]|\\.)*)(?=")"""
+)
+
+
+def _json_string(escaped: str) -> str:
+    try:
+        return json.loads(f'"{escaped}"')
+    except ValueError:
+        return escaped
 
 
 class EndpointError(ValueError):
@@ -221,9 +238,25 @@ class EndpointSpec:
     def _sensitive(self, header: str) -> bool:
         return bool(_SENSITIVE_HEADER.search(header))
 
+    def _inline_secrets(self, text: str) -> list[str]:
+        found = []
+        for m in _INLINE_SECRET.finditer(text):
+            name, value = (m["pn"], m["pv"]) if m["p"] else (m["jn"], m["jv"])
+            if self._sensitive(name) and value and "{{" not in value:
+                found += [value, unquote(value) if m["p"] else _json_string(value)]
+        return found
+
+    def _hide_inline_secrets(self, text: str) -> str:
+        def hide(m: re.Match) -> str:
+            name, value, head = (m["pn"], m["pv"], m["p"]) if m["p"] else (m["jn"], m["jv"], m["j"])
+            return head + REDACTED if self._sensitive(name) and value and "{{" not in value else m.group()
+
+        return _INLINE_SECRET.sub(hide, text)
+
     def secrets(self) -> list[str]:
         """Every secret string a request carries, longest first (what `scrub` removes)."""
         found = [v for n, v in self.headers if self._sensitive(n) and v]
+        found += self._inline_secrets(urlsplit(self.url).query) + self._inline_secrets(self.template)
         if self.auth_kind:
             try:
                 found.append(self.secret())
@@ -241,7 +274,14 @@ class EndpointSpec:
     def redacted(self) -> EndpointSpec:
         """This definition with every secret replaced by "***" (an environment variable's name stays)."""
         headers = tuple((n, REDACTED if self._sensitive(n) and v else v) for n, v in self.headers)
-        return replace(self, headers=headers, auth_secret=REDACTED if self.auth_secret else "")
+        url = urlsplit(self.url)
+        return replace(
+            self,
+            url=url._replace(query=self._hide_inline_secrets(url.query)).geturl(),
+            template=self._hide_inline_secrets(self.template),
+            headers=headers,
+            auth_secret=REDACTED if self.auth_secret else "",
+        )
 
     def public_dict(self) -> dict[str, Any]:
         """The definition as plain data with secrets redacted: what a page, an API answer or a stored

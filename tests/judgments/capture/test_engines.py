@@ -171,6 +171,26 @@ def test_sensitive_headers_are_redacted_others_shown():
     assert spec.request_headers()["X-Api-Key"] == "k-123456"
 
 
+def test_credentials_written_into_the_url_or_template_are_redacted_and_scrubbed():
+    spec = EndpointSpec(
+        "json",
+        "https://api.example/search?api_key=AK%2F123&v=2",
+        template='{"q": "{{query}}", "token": "T0K\\"EN", "size": {{depth}}, "auth": {"password": "pw-1"}}',
+        hits_path="hits",
+        id_field="id",
+    )
+    shown = spec.public_dict()
+    assert shown["url"] == "https://api.example/search?api_key=***&v=2"
+    assert (
+        shown["template"]
+        == '{"q": "{{query}}", "token": "***", "size": {{depth}}, "auth": {"password": "***"}}'
+    )
+    assert spec.scrub('bad key AK/123, token T0K"EN, pw-1') == "bad key ***, token ***, ***"
+    assert json.loads(spec.build_request("x", "1", 3)[2])["token"] == 'T0K"EN'  # still sent as written
+    solr = EndpointSpec("solr", SOLR_URL, template="q={{query}}&rows={{depth}}&key=abc&qf=title")
+    assert "key=***&qf=title" in repr(solr) and "abc" not in repr(solr)
+
+
 def test_public_dict_round_trips_with_the_secret_given_back():
     spec = EndpointSpec(
         "json",
