@@ -2,14 +2,14 @@
 
 Kinds and what they default to (every default can be overridden):
 
-============= ====== ================================= ================ ======== ========
-kind          method template                          hits             id       score
-============= ====== ================================= ================ ======== ========
-elasticsearch POST   multi_match over title and body   ``hits.hits``    ``_id``  ``_score``
-opensearch    POST   (same, JSON body)                 ``hits.hits``    ``_id``  ``_score``
-solr          GET    ``q={{query}}&rows={{depth}}...`` ``response.docs`` ``id``  ``score``
-json          POST   JSON body (GET: URL parameters)   required         required optional
-============= ====== ================================= ================ ======== ========
+============= ====== ================================= ================= ======== ==========
+kind          method template                          hits              id       score
+============= ====== ================================= ================= ======== ==========
+elasticsearch POST   multi_match over title and body   ``hits.hits``     ``_id``  ``_score``
+opensearch    POST   (same, JSON body)                 ``hits.hits``     ``_id``  ``_score``
+solr          GET    ``q={{query}}&rows={{depth}}...`` ``response.docs`` ``id``   ``score``
+json          POST   JSON body (GET: URL parameters)   required          required optional
+============= ====== ================================= ================= ======== ==========
 
 A request is built from the template (`templates`): a JSON body POSTed to the url, or URL parameters
 appended to it (a Solr POST sends them as a form body). Answers are read by `answers`. Paths (hits, id
