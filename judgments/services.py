@@ -245,11 +245,13 @@ def record_run(
     tag: str = "",
     filename: str = "",
     create_missing_queries: bool = True,
+    endpoint=None,
 ) -> Run:
     """Store a new run of `configuration`: {query id: [doc ids, best first]}. All or nothing.
 
     Unknown documents are created without content (raters cannot grade them until content arrives);
     unknown queries are created too, unless create_missing_queries is False, when they are an error.
+    `endpoint`: the SearchEndpoint version a captured run came from.
     """
     problems = validate_rankings(rankings)
     if problems:
@@ -274,6 +276,7 @@ def record_run(
         submitted_by=submitted_by,
         tag=tag[:200],
         filename=filename[:255],
+        endpoint=endpoint,
     )
     buffer = io.StringIO()
     for qid, docs in rankings.items():
@@ -308,13 +311,15 @@ def delete_pool_in_bulk(pool: Pool) -> None:
         "run_id IN (SELECT r.id FROM judgments_run r"
         " JOIN judgments_searchconfiguration c ON c.id = r.configuration_id WHERE c.pool_id = %s)"
     )
+    of_pool = "SELECT id FROM judgments_searchconfiguration WHERE pool_id = %s"
     with transaction.atomic(), connection.cursor() as cursor:
         for sql in (
             f"DELETE FROM judgments_judgmentchange WHERE {in_pool}",
             f"DELETE FROM judgments_judgment WHERE {in_pool}",
             f"DELETE FROM judgments_ranking WHERE {of_runs}",
-            "DELETE FROM judgments_run WHERE configuration_id IN"
-            " (SELECT id FROM judgments_searchconfiguration WHERE pool_id = %s)",
+            f"DELETE FROM judgments_capturejob WHERE configuration_id IN ({of_pool})",
+            f"DELETE FROM judgments_run WHERE configuration_id IN ({of_pool})",
+            f"DELETE FROM judgments_searchendpoint WHERE configuration_id IN ({of_pool})",
             "DELETE FROM judgments_searchconfiguration WHERE pool_id = %s",
             "DELETE FROM judgments_pair WHERE pool_id = %s",
             "DELETE FROM judgments_query WHERE pool_id = %s",

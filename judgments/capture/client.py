@@ -24,7 +24,9 @@ with exponential backoff and jitter; a `Retry-After` (seconds or an HTTP date) r
 pauses every worker, and one longer than `max_retry_after` fails the query at once rather than waiting.
 `cancel` (a threading.Event) stops the capture: no new request starts, waits end at once, and
 `capture` returns `cancelled=True` without waiting for requests in flight (they end within `timeout`,
-their answers dropped). Secrets are scrubbed from every message.
+their answers dropped). Secrets are scrubbed from every message. `progress` is called at most every
+`progress_interval` seconds as results arrive, and with a positive interval also while none arrives (a
+heartbeat: the caller can store it, and check its own cancel flag, even while the engine stalls).
 """
 
 from __future__ import annotations
@@ -310,6 +312,9 @@ def capture(
             except queue.Empty:
                 if not any(w.is_alive() for w in workers) and finished.empty():
                     break  # cannot happen unless a worker died outside its guard; do not wait forever
+                if progress_interval > 0 and time.monotonic() - last_report >= progress_interval:
+                    report(done, failures)  # a heartbeat while every worker waits (slow engine, Retry-After)
+                    last_report = time.monotonic()
                 continue
             results[index] = result
             done += 1

@@ -1,4 +1,5 @@
-"""`make run`: migrate, load the demo, then serve the app and a task worker until Ctrl-C.
+"""`make run`: migrate, load the demo, then serve the app, a task worker and the demo search engine (a
+thread of this process, judgments.capture.demo) until Ctrl-C.
 
 The web server and the worker are child processes. On Ctrl-C (or SIGTERM) both are stopped, then the
 embedded PostgreSQL (when it is the one in use), unless another process (a test run, a command) still
@@ -19,6 +20,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import connection
+
+from judgments.capture import demo
 
 
 def _die_with_parent() -> None:
@@ -45,8 +48,14 @@ class Command(BaseCommand):
             lease.use(Path(settings.EMBEDDED_PGDATA), keep=True)
         connection.ensure_connection()
         call_command("migrate", interactive=False, verbosity=0)
+        engine = None
         if not no_demo:
             call_command("seed_demo")
+            engine = demo.start_engine()
+            if engine is not None:
+                self.stdout.write(
+                    f"Demo search engine (BM25) on {engine.url}, asked by {demo.LIVE_CONFIGURATION}"
+                )
         connection.close()
         python, manage = sys.executable, str(Path(settings.BASE_DIR) / "manage.py")
         children = [
@@ -73,6 +82,8 @@ class Command(BaseCommand):
             while not stopping and all(child.poll() is None for child in children):
                 time.sleep(0.3)
         finally:
+            if engine is not None:
+                engine.stop()
             for child in children:
                 if child.poll() is None:
                     child.terminate()

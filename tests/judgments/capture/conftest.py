@@ -7,11 +7,16 @@
   ``response.numFound``/``start``/``numFoundExact``/``maxScore``/``docs[]``; errors
   ``{"responseHeader": {...}, "error": {"metadata": [...], "msg", "code"}}``.
 
-No database: these tests use only pytest-httpserver (a real HTTP server, threaded) and the demo engine.
+The client, template, engine and demo-engine tests use no database: only pytest-httpserver (a real HTTP
+server, threaded) and the demo engine. The fixtures at the end (`search_pool`, `engine`,
+`live_configuration`) are for the database-backed tests of the services, commands, pages and API.
 """
+
+import json
 
 import pytest
 from pytest_httpserver import HTTPServer
+from werkzeug import Response
 
 QUERY_TEXTS = [
     'he said "hi" \\ back\\slash',
@@ -33,6 +38,10 @@ def make_httpserver():
     server.clear()
     if server.is_running():
         server.stop()
+
+
+def json_response(payload, status=200, headers=None):
+    return Response(json.dumps(payload), status=status, headers=headers, content_type="application/json")
 
 
 def es_answer(hits, total=None, relation="eq", index="docs"):
@@ -90,3 +99,66 @@ def solr_error(msg="undefined field titel", code=400):
             "code": code,
         },
     }
+
+
+# --- A pool of real text served by the demo engine, for the database-backed tests --------------------
+
+SEARCH_QUERIES = [
+    ("q1", "solar panels", "How rooftop solar panels work."),
+    ("q2", "sourdough bread starter", "Baking sourdough bread with a starter."),
+    ("q3", "bicycle tyre", "Fixing a flat bicycle tyre."),
+    ("q4", "home batteries", "Storing solar power at home."),
+]
+SEARCH_DOCS = [
+    ("solar-1", "Solar panels for the home", "How rooftop solar panels turn sunlight into power."),
+    ("solar-2", "Batteries", "Storing the power of solar panels in home batteries overnight."),
+    ("solar-3", "Solar farms", "Large solar farms feed the grid; panels track the sun."),
+    ("bread-1", "Sourdough bread", "A starter, flour, water and salt make a sourdough loaf."),
+    ("bread-2", "Quick bread", "Soda bread needs no starter and bakes in forty minutes."),
+    ("bike-1", "Fixing a flat tyre", "Patch the inner tube of a bicycle tyre in ten minutes."),
+    ("bike-2", "Bicycle maintenance", "Chain, brakes and tyre pressure: a monthly bicycle check."),
+    ("home-1", "Home improvement", "Insulation and windows keep a home warm."),
+]
+
+
+@pytest.fixture
+def search_pool(db, engineer, other_engineer, rater, site_admin):
+    """4 queries with text and 8 documents with content; engineers and the rater are members."""
+    from judgments.models import Document, Pool, Query
+
+    pool = Pool.objects.create(name="search", description="live capture tests")
+    pool.members.add(engineer, other_engineer, rater)
+    Query.objects.bulk_create(
+        [Query(pool=pool, external_id=q, text=t, information_need=n) for q, t, n in SEARCH_QUERIES]
+    )
+    Document.objects.bulk_create(
+        [Document(pool=pool, external_id=d, title=t, body=b) for d, t, b in SEARCH_DOCS]
+    )
+    return pool
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """The demo BM25 engine serving SEARCH_DOCS at http://127.0.0.1:<port>/docs/_search."""
+    from judgments.capture.demo_engine import serve
+
+    server = serve([{"id": d, "title": t, "body": b} for d, t, b in SEARCH_DOCS])
+    yield server
+    server.stop()
+
+
+def engine_ranking(engine, text, depth=100):
+    """The demo engine's own answer to `text` (multi_match over title and body), as document ids."""
+    _, ranked = engine.engine.search(text, {"title": 1.0, "body": 1.0}, depth)
+    return [engine.engine.ids[i] for i, _ in ranked]
+
+
+@pytest.fixture
+def live_configuration(search_pool, team, engine):
+    """Configuration `bm25` of team `relevance` with an Elasticsearch endpoint on the demo engine."""
+    from judgments.capture import services
+    from judgments.models import SearchConfiguration
+
+    configuration = SearchConfiguration.objects.create(pool=search_pool, team=team, name="bm25")
+    services.set_endpoint(configuration, kind="elasticsearch", url=engine.search_url)
+    return configuration
