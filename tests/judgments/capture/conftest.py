@@ -162,3 +162,30 @@ def live_configuration(search_pool, team, engine):
     configuration = SearchConfiguration.objects.create(pool=search_pool, team=team, name="bm25")
     services.set_endpoint(configuration, kind="elasticsearch", url=engine.search_url)
     return configuration
+
+
+def manage_py(*args, **popen):
+    """`manage.py ARGS` as a real process on the test database (committed data only: use
+    django_db(transaction=True)). Returns the Popen."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    from urllib.parse import quote
+
+    from django.db import connection
+
+    connection.ensure_connection()
+    s = connection.settings_dict
+    url = f"postgres://{quote(s['USER'])}:{quote(s['PASSWORD'] or '')}@{quote(str(s['HOST']), safe='')}:{s['PORT']}/{s['NAME']}"
+    env = {**os.environ, "DEBUG": "1", "DATABASE_URL": url, "PYTHONUNBUFFERED": "1"}
+    root = Path(__file__).resolve().parents[3]
+    return subprocess.Popen(
+        [sys.executable, str(root / "manage.py"), *args],
+        env=env,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
