@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import signal
 import sys
@@ -30,6 +31,8 @@ import bm25s
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
+# bm25s sets its own logger to DEBUG and would print "Building index from tokens" at every start.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 FIELDS = ("title", "body")
 MAX_RESULT_WINDOW = 10_000  # Elasticsearch's index.max_result_window
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
