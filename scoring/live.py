@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 from judgments import access, services
 from judgments.capture import client
 from judgments.capture.engines import EndpointError
-from judgments.models import Document, Query, Ranking, Run, SearchConfiguration
+from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
 from judgments.rating import queue
 
 from . import metrics
@@ -52,6 +52,7 @@ class LiveDocument:
     score: float | None
     grade: float | None  # combined grade; None: unjudged
     stored_rank: int | None  # rank in the current run's ranking of the query (None: not in it)
+    queued: bool = False  # waiting in the raters' queue
 
     @property
     def grade_class(self) -> str:
@@ -86,6 +87,11 @@ class LiveResult:
     @property
     def unjudged(self) -> list[LiveDocument]:
         return [d for d in self.documents if d.grade is None]
+
+    @property
+    def to_queue(self) -> list[LiveDocument]:
+        """Unjudged documents not yet waiting in the raters' queue."""
+        return [d for d in self.unjudged if not d.queued]
 
 
 def _pool_query(configuration: SearchConfiguration, query_id: str | None, text: str) -> Query | None:
@@ -147,6 +153,14 @@ def live_query(configuration: SearchConfiguration, text: str, query: Query | Non
             )
         )
     live_pks = {d.document.pk for d in result.documents if d.document}
+    if query is not None:
+        queued = set(
+            Pair.objects.filter(query=query, document__in=live_pks, queued_at__isnull=False).values_list(
+                "document_id", flat=True
+            )
+        )
+        for d in result.documents:
+            d.queued = d.document is not None and d.document.pk in queued
     gone = [pk for pk in stored if pk not in live_pks]
     names = Document.objects.in_bulk(gone)
     result.dropped = [(stored_rank[pk], names[pk].external_id, names[pk]) for pk in gone if pk in names]

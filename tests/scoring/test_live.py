@@ -131,6 +131,11 @@ def test_admins_send_the_unjudged_documents_of_the_list_to_the_raters(
     )
     assert queued == set(unjudged) | {"brand-new"}
     assert not Document.objects.get(pool=pool, external_id="brand-new").has_content
+    # the list now marks them queued, and offers nothing more to send
+    again = live(client, live_configuration, query="q1")
+    assert all(d.queued for d in again.context["result"].unjudged)
+    html = again.content.decode()
+    assert 'id="live-queue"' not in html and 'id="live-all-queued"' in html and "unjudged · queued" in html
     # bad input queues nothing
     response = client.post(url, {"query": "nope", "doc": ["solar-1"]}, follow=True)
     assert "Pick a query of the pool" in response.content.decode()

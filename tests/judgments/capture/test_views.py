@@ -10,6 +10,8 @@ from judgments.capture.models import CaptureJob
 from judgments.models import Run
 from tests.conftest import login
 
+from .conftest import engine_ranking
+
 SECRET = "pw-9f3e-hidden"
 
 
@@ -152,7 +154,30 @@ def test_progress_fragment_and_the_reload_when_it_ends(client, engineer, live_co
     fragment = client.get(url + "?polling=1", HTTP_HX_REQUEST="true")
     assert fragment["HX-Refresh"] == "true" and 'data-status="succeeded"' in fragment.content.decode()
     full = client.get(url).content.decode()
-    assert f"Run #{Run.objects.get().pk}" in full and 'http-equiv="refresh"' not in full
+    assert f'href="/runs/{Run.objects.get().pk}/">Open the run' in full and 'http-equiv="refresh"' not in full
+
+
+def test_a_finished_capture_shows_the_runs_ndcg_and_the_change_since_the_previous_run(
+    client, engineer, rater, live_configuration, engine, django_capture_on_commit_callbacks
+):
+    from judgments.models import Document, Pair, Query
+    from judgments.services import record_judgment, record_run
+
+    pair = Pair.objects.create(
+        pool=live_configuration.pool,
+        query=Query.objects.get(external_id="q1"),
+        document=Document.objects.get(external_id="solar-1"),
+    )
+    record_judgment(pair, rater, grade=3)
+    with django_capture_on_commit_callbacks(execute=True):
+        before = record_run(live_configuration, {"q1": ["bike-1", "solar-1"]}, source="api")  # NDCG 1/log2(3)
+        job = services.run_capture(services.start_capture(live_configuration, trigger=CaptureJob.Trigger.WEB))
+    html = page(login(client, engineer), live_configuration).content.decode()
+    # the engine ranks solar-1 first: NDCG@10 = 1 over the one graded query, +0.369 since the API run
+    assert job.status == "succeeded"
+    assert "<strong>1.000</strong>" in html and f"+0.369</span> since run #{before.pk}" in html
+    judged = 100 // min(10, len(engine_ranking(engine, "solar panels")))  # solar-1 alone is graded
+    assert f"judged@10 {judged}%" in html and "over 1 graded query" in html
 
 
 def test_cancel_a_queued_capture(client, engineer, other_engineer, live_configuration):
