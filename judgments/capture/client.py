@@ -14,10 +14,13 @@ already running" inside Playwright-driven tests or async views), and the progres
 caller's own thread (where its database connection lives): workers hand results to the caller's thread
 through a queue.
 
-Why `httpx.HTTPTransport` and not `httpx.Client`: the client's layers (cookie jar, URL merging,
-redirect and auth machinery) cost 0.5 ms of CPU a request, more than the transport itself; against a
-fast local engine that would make the capture, not the engine, the bottleneck. The transport keeps
-httpx's pool, timeouts and exceptions; proxies come from the environment as a client's would.
+Why httpx's connection pool (httpcore) and not `httpx.Client`: against a fast local engine the client's
+CPU time per request decides whether the engine or we are the bottleneck (tests/bench/bench_capture.py).
+`httpx.Client` costs ~0.5 ms a request in its layers (cookies, URL merging, redirects, auth), and even
+`httpx.HTTPTransport.handle_request` ~0.25 ms more than the pool beneath it (its Request and Response
+models, header normalisation, stream wrappers). So `httpx.HTTPTransport` is built as usual (keep-alive
+limits, TLS verification, the environment's proxy, TCP_NODELAY) and requests go straight to its pool as
+`httpcore.Request`s with headers prepared once; httpcore's exceptions are mapped here.
 
 Retries: connection errors, timeouts, 408, 429 and 5xx (not 501/505) are retried up to `retries` times
 with exponential backoff and jitter; a `Retry-After` (seconds or an HTTP date) replaces the backoff and
@@ -35,15 +38,18 @@ import email.utils
 import math
 import queue
 import random
+import socket
 import threading
 import time
 import urllib.parse
 import urllib.request
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+import httpcore
 import httpx
 
 from .answers import EngineError
@@ -51,6 +57,7 @@ from .engines import EndpointSpec
 
 DEFAULT_DEPTH = 100
 DEFAULT_CONCURRENCY = 8
+USER_AGENT = f"judgment-lists-capture (httpx/{httpx.__version__})"
 
 
 @dataclass(slots=True)
@@ -122,21 +129,46 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def _transport_error(exc: Exception, timeout: float) -> EngineError:
-    if isinstance(exc, httpx.TimeoutException):
+    """httpcore's (or httpx's) exception as a query's error, retryable where trying again may help."""
+    if isinstance(exc, httpcore.TimeoutException | httpx.TimeoutException):
         phase = {
-            httpx.ConnectTimeout: "connecting",
-            httpx.ReadTimeout: "waiting for the answer",
-            httpx.WriteTimeout: "sending the request",
-            httpx.PoolTimeout: "waiting for a free connection",
-        }.get(type(exc), "")
+            "ConnectTimeout": "connecting",
+            "ReadTimeout": "waiting for the answer",
+            "WriteTimeout": "sending the request",
+            "PoolTimeout": "waiting for a free connection",
+        }.get(type(exc).__name__, "")
         return EngineError(f"timed out after {timeout:g} s {phase}".rstrip(), retryable=True)
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, httpcore.ConnectError | httpx.ConnectError):
         return EngineError(f"could not connect to the engine: {exc}", retryable=True)
-    if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.RemoteProtocolError | httpx.CloseError):
+    if isinstance(
+        exc, httpcore.ReadError | httpcore.WriteError | httpcore.RemoteProtocolError | httpx.TransportError
+    ):
         return EngineError(f"the connection broke: {exc or type(exc).__name__}", retryable=True)
-    if isinstance(exc, httpx.HTTPError):
+    if isinstance(exc, httpcore.ProxyError):
+        return EngineError(f"the proxy refused the request: {exc}", retryable=True)
+    if isinstance(exc, httpcore.NetworkError | httpcore.ProtocolError | httpx.HTTPError):
         return EngineError(f"the request failed: {type(exc).__name__}: {exc}")
     return EngineError(f"unexpected failure: {type(exc).__name__}: {exc}")
+
+
+class _Answer(NamedTuple):
+    status: int
+    reason: str
+    headers: dict[str, str]  # names lower-cased
+    content: bytes
+
+
+def _decoded(content: bytes, encoding: str) -> bytes:
+    """The body without a Content-Encoding we did not ask for (gzip or deflate); others are left as is."""
+    encoding = encoding.strip().lower()
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompress(content, 16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        try:
+            return zlib.decompress(content)
+        except zlib.error:
+            return zlib.decompress(content, -zlib.MAX_WBITS)
+    return content
 
 
 class _Run:
@@ -145,11 +177,16 @@ class _Run:
     def __init__(
         self, spec, headers, transport, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after
     ):
-        self.spec, self.transport, self.cancel = spec, transport, cancel
+        self.spec, self.pool, self.cancel = spec, transport._pool, cancel
         self.depth, self.timeout = depth, timeout
-        self.headers = httpx.Headers(headers)
+        # Headers as httpcore wants them, prepared once: Host (from the URL), ours, the endpoint's.
+        url = httpx.URL(spec.url)
+        prepared = {"host": ("Host", url.netloc.decode("ascii")), "user-agent": ("User-Agent", USER_AGENT)}
+        prepared.update({"accept-encoding": ("Accept-Encoding", "identity")})
+        prepared.update({name.lower(): (name, value) for name, value in headers.items()})
+        self.headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in prepared.values()]
         self.extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
-        self.urls: dict[str, httpx.URL] = {}  # parsed once when the URL does not change per query
+        self.urls: dict[str, httpcore.URL] = {}  # parsed once when the URL does not change per query
         self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
         self.max_retry_after = max_retry_after
         self.stop = threading.Event()  # set by the caller's thread when the capture ends or is cancelled
@@ -176,8 +213,8 @@ class _Run:
                 response = self.send(method, url, body)
                 retry_after = retry_after_seconds(response.headers.get("retry-after"))
                 got = self.spec.parse(
-                    response.status_code,
-                    response.reason_phrase,
+                    response.status,
+                    response.reason,
                     response.headers.get("content-type", ""),
                     response.content,
                     self.depth,
@@ -188,11 +225,7 @@ class _Run:
                 )
             except EngineError as exc:
                 error = exc
-                if (
-                    response is not None
-                    and 300 <= response.status_code < 400
-                    and "location" in response.headers
-                ):
+                if response is not None and 300 <= response.status < 400 and "location" in response.headers:
                     error = EngineError(f"{exc.message} (redirected to {response.headers['location']})")
             except Exception as exc:  # every other failure becomes this query's error, never a traceback
                 error = _transport_error(exc, self.timeout)
@@ -213,21 +246,28 @@ class _Run:
     def stopping(self) -> bool:
         return self.stop.is_set() or self.cancel.is_set()
 
-    def send(self, method: str, url: str, body: bytes | None) -> httpx.Response:
+    def send(self, method: str, url: str, body: bytes | None) -> _Answer:
         parsed = self.urls.get(url)
         if parsed is None:
-            parsed = httpx.URL(url)
+            parsed = httpcore.URL(str(httpx.URL(url)))  # httpx's URL: percent-encoding, IDNA
             if body is not None:  # a JSON body: the same URL for every query
                 self.urls[url] = parsed
-        request = httpx.Request(
-            method, parsed, headers=self.headers, content=body, extensions=self.extensions
+        headers = self.headers
+        if body is not None:
+            headers = [*headers, (b"Content-Length", str(len(body)).encode("ascii"))]
+        request = httpcore.Request(
+            method.encode("ascii"), parsed, headers=headers, content=body, extensions=self.extensions
         )
-        response = self.transport.handle_request(request)
+        response = self.pool.handle_request(request)
         try:
-            response.read()
+            content = response.read()
         finally:
             response.close()
-        return response
+        fields = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in response.headers}
+        if "content-encoding" in fields:
+            content = _decoded(content, fields["content-encoding"])
+        reason = response.extensions.get("reason_phrase", b"").decode("latin-1")
+        return _Answer(response.status, reason, fields, content)
 
     def _failed(self, query_id: str, message: str, attempts: int, started: float) -> QueryResult:
         if attempts > 1:
@@ -333,13 +373,16 @@ def capture(
 
 
 def _transport(url: str, connections: int) -> httpx.HTTPTransport:
-    """A keep-alive pool of `connections`, through the proxy the environment names for `url` if any."""
+    """A keep-alive pool of `connections`, through the proxy the environment names for `url` if any.
+    TCP_NODELAY: httpcore writes a request's headers and body apart, and Nagle's algorithm would hold
+    the body back until the engine acknowledged the headers."""
     parts = urllib.parse.urlsplit(url)
     proxy = None
     if not urllib.request.proxy_bypass(parts.hostname or ""):
         proxy = urllib.request.getproxies().get(parts.scheme)
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx.HTTPTransport(limits=limits, proxy=proxy)
+    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    return httpx.HTTPTransport(limits=limits, proxy=proxy, socket_options=nodelay)
 
 
 def _close_when_idle(client: httpx.HTTPTransport, workers: list[threading.Thread]) -> None:

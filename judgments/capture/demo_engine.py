@@ -235,7 +235,10 @@ class _Handler(BaseHTTPRequestHandler):
                 raise SearchError(
                     400, "x_content_parse_exception", f"Failed to parse request body: {exc}"
                 ) from None
-            self._send(200, self.server.run_search(parse_request(body)))
+            answer = self.server.run_search(parse_request(body))
+            if self.server.latency:  # a fixed server-side latency, as a real engine over a network has
+                time.sleep(self.server.latency)
+            self._send(200, answer)
         except SearchError as exc:
             self._send(exc.status, exc.body())
 
@@ -246,9 +249,12 @@ class DemoServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, documents: Iterable[Mapping[str, Any]], host: str, port: int, index: str):
+    def __init__(
+        self, documents: Iterable[Mapping[str, Any]], host: str, port: int, index: str, latency: float = 0.0
+    ):
         self.engine = BM25Index(documents)
         self.index = index
+        self.latency = latency
         self.index_json = json.dumps(index)
         self.id_json = [json.dumps(doc_id) for doc_id in self.engine.ids]
         super().__init__((host, port), _Handler)
@@ -293,10 +299,15 @@ class DemoServer(ThreadingHTTPServer):
 
 
 def serve(
-    documents: Iterable[Mapping[str, Any]], port: int = 0, host: str = "127.0.0.1", index: str = "docs"
+    documents: Iterable[Mapping[str, Any]],
+    port: int = 0,
+    host: str = "127.0.0.1",
+    index: str = "docs",
+    latency: float = 0.0,
 ) -> DemoServer:
-    """Start the engine in a background thread (port 0: any free port); `.stop()` ends it."""
-    server = DemoServer(documents, host, port, index)
+    """Start the engine in a background thread (port 0: any free port); `.stop()` ends it. `latency`:
+    seconds every search answer waits before it is sent (benchmarks of a realistic engine)."""
+    server = DemoServer(documents, host, port, index, latency)
     threading.Thread(target=server.serve_forever, name="demo-engine", daemon=True).start()
     return server
 
@@ -331,10 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=9200)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--index", default="docs")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="fixed server-side latency per search")
     args = parser.parse_args(argv)
     try:
         documents = load_documents(args.documents)
-        server = DemoServer(documents, args.host, args.port, args.index)
+        server = DemoServer(documents, args.host, args.port, args.index, args.latency_ms / 1000)
     except (OSError, ValueError) as exc:
         print(f"demo engine: {exc}", file=sys.stderr)
         return 2
