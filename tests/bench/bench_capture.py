@@ -105,7 +105,9 @@ class Command(BaseCommand):
                 engine.wait(timeout=10)
             if self.pool is not None and not keep:
                 delete_pool_in_bulk(self.pool)
-                get_user_model().objects.filter(username="bench-capture-rater").delete()
+                rater = get_user_model().objects.filter(username="bench-capture-rater")
+                if not Judgment.objects.filter(rater__in=rater).exists():  # a kept pool may hold its judgments
+                    rater.delete()
         best_engine = max(engine_rates)
         best = max(ours, key=lambda r: r["rate"])
         ratio = best["rate"] / best_engine
