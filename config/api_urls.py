@@ -12,6 +12,7 @@ from rest_framework.routers import DefaultRouter
 
 from config.csp import SWAGGER_POLICY, csp_override
 from judgments import api
+from judgments.capture import api as capture_api
 from scoring import api as scoring_api
 
 app_name = "api"
@@ -23,6 +24,8 @@ router.register("documents", api.DocumentViewSet, basename="document")
 router.register("configurations", api.ConfigurationViewSet, basename="configuration")
 router.register("runs", api.RunViewSet, basename="run")
 router.register("judgments", api.JudgmentViewSet, basename="judgment")
+router.register("endpoints", capture_api.EndpointViewSet, basename="endpoint")
+router.register("captures", capture_api.CaptureViewSet, basename="capture")
 router.register("scores", scoring_api.ScoreViewSet, basename="score")
 
 urlpatterns = [

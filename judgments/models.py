@@ -10,6 +10,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Count, Exists, F, Func, OuterRef, Q
 
+# The capture wing's models live in their own module and are registered with this app by this import.
+from .capture.models import CaptureJob, Schedule, SearchEndpoint  # noqa: F401
+
 EXTERNAL_ID_MAX = 200
 no_whitespace = RegexValidator(
     r"^\S+$", "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated)."
@@ -302,6 +305,10 @@ class SearchConfiguration(models.Model):
     description = models.TextField(blank=True)
     parameters = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Live capture (judgments/capture): how often `manage.py capture_due` captures a run from the
+    # configuration's endpoint, and when a capture last started (scheduled or not).
+    capture_schedule = models.CharField(max_length=10, choices=Schedule, default=Schedule.NONE)
+    last_capture_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["pool", "name"]
@@ -319,6 +326,11 @@ class SearchConfiguration(models.Model):
     def current_run(self):
         return self.runs.order_by("-id").first()
 
+    @property
+    def endpoint(self):
+        """The current (newest) version of the configuration's search endpoint, or None."""
+        return self.endpoints.order_by("-version").first()
+
 
 class RunQuerySet(models.QuerySet):
     def current(self):
@@ -333,6 +345,7 @@ class Run(models.Model):
         API = "api", "API"
         FILE = "file", "TREC file (command line)"
         DEMO = "demo", "Demo data"
+        ENDPOINT = "endpoint", "Captured from the search endpoint"
 
     configuration = models.ForeignKey(SearchConfiguration, models.CASCADE, related_name="runs")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -342,6 +355,10 @@ class Run(models.Model):
     source = models.CharField(max_length=10, choices=Source)
     tag = models.CharField(max_length=200, blank=True, help_text="run tag from the TREC file, or a label")
     filename = models.CharField(max_length=255, blank=True)
+    # Captured runs: the exact endpoint version (definition and template) they were captured with.
+    endpoint = models.ForeignKey(
+        "judgments.SearchEndpoint", models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
 
     objects = RunQuerySet.as_manager()
 

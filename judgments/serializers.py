@@ -181,6 +181,7 @@ class RunSerializer(serializers.ModelSerializer):
             "source",
             "tag",
             "filename",
+            "endpoint",
             "n_rankings",
         )
         read_only_fields = fields

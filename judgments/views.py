@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from . import access
+from .capture import views as capture_views
 from .models import Document, Judgment, Pair, Pool, Query, Ranking
 
 
@@ -112,7 +113,9 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
     configuration = get_object_or_404(
         access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
     )
-    runs = configuration.runs.select_related("submitted_by").annotate(n_rankings=Count("rankings"))
+    runs = configuration.runs.select_related("submitted_by", "endpoint").annotate(
+        n_rankings=Count("rankings")
+    )
     return render(
         request,
         "judgments/configuration_detail.html",
@@ -121,13 +124,15 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
             "pool": configuration.pool,
             "runs": runs,
             "can_manage": access.can_manage_configuration(request.user, configuration),
+            **capture_views.panel_context(request, configuration),
         },
     )
 
 
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
-        access.runs_for(request.user).select_related("configuration__pool", "submitted_by"), pk=run_id
+        access.runs_for(request.user).select_related("configuration__pool", "submitted_by", "endpoint"),
+        pk=run_id,
     )
     private = not access.may_see_rankings(request.user, run.configuration)
     rankings = (
@@ -153,5 +158,6 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "private": private,
             "n_queries": Ranking.objects.filter(run=run).count(),
             "current": current,
+            "capture": run.captures.select_related("endpoint").first(),
         },
     )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import downloads, recompute, views
+from . import downloads, live, recompute, views
 
 app_name = "scoring"
 
@@ -27,4 +27,7 @@ urlpatterns: list = [
     path(
         "configurations/<int:configuration_id>/queue-unjudged/", views.queue_unjudged, name="queue-unjudged"
     ),
+    # Try a query live against the configuration's search endpoint (scoring.live).
+    path("configurations/<int:configuration_id>/try/", live.live, name="live-query"),
+    path("configurations/<int:configuration_id>/try/queue/", live.live_queue, name="live-queue"),
 ]

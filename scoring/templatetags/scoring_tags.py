@@ -92,3 +92,32 @@ def score_flavours() -> list[str]:
 @register.simple_tag
 def default_flavour() -> str:
     return metrics.DEFAULT_FLAVOUR
+
+
+@register.simple_tag
+def run_headline(run) -> dict | None:
+    """A run's mean NDCG@10 and judged@10 in the default flavour, and the change since the
+    configuration's previous run (pages outside scoring show it, e.g. after a capture). None when the
+    run has no stored score yet (no grade in the pool, or scoring has not caught up)."""
+    from judgments.models import Run
+
+    from .. import comparison
+
+    if run is None:
+        return None
+    previous = Run.objects.filter(configuration=run.configuration_id, id__lt=run.pk).order_by("-id").first()
+    ids = [run.pk] + ([previous.pk] if previous else [])
+    summaries = comparison.run_summaries(ids, metrics.DEFAULT_FLAVOUR, metrics=("ndcg@10",))
+    mine = summaries.get(run.pk)
+    if mine is None:
+        return None
+    before = summaries.get(previous.pk) if previous else None
+    ndcg = mine.means["ndcg@10"]
+    return {
+        "flavour": metrics.DEFAULT_FLAVOUR,
+        "ndcg": ndcg,
+        "judged": mine.judged["judged@10"],
+        "queries": mine.n_queries,
+        "previous": previous if before else None,
+        "delta": ndcg - before.means["ndcg@10"] if before else None,
+    }

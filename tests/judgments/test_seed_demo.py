@@ -19,7 +19,7 @@ def test_seed_demo_loads_the_demo_once(db, settings):
     ) == counts
     assert counts[:3] == (1, 20, 200)
     assert counts[3] > 100
-    assert SearchConfiguration.objects.count() == 2
+    assert SearchConfiguration.objects.count() == 3
     assert Run.objects.count() == 2
     assert Ranking.objects.count() == 40
 

@@ -1,6 +1,8 @@
 """judgments.services: mapping external ids to keys, creating what is missing."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from judgments import services
 from judgments.models import Document, Pool
@@ -35,3 +37,17 @@ def test_ensure_documents_restores_the_settings_it_changes(pool):
         services.ensure_documents(pool, [f"n-{i}" for i in range(5000)])
         cursor.execute("SELECT current_setting('work_mem'), current_setting('enable_nestloop')")
         assert cursor.fetchone() == ("5MB", "on")
+
+
+@given(st.lists(st.one_of(st.text(max_size=6), st.integers(), st.none()), max_size=8))
+def test_the_fast_ranking_check_never_passes_a_ranking_the_full_check_refuses(docs):
+    """validate_rankings skips its per-document loop for rankings _plain_ranking clears: every one it
+    clears must be one the loop finds no problem with (unicode whitespace, repeats, empty ids, non-strings)."""
+    from judgments.services import _plain_ranking, validate_rankings
+
+    if _plain_ranking(docs):
+        slow = [d for d in docs if not isinstance(d, str) or not d or any(ch.isspace() for ch in d)]
+        assert slow == [] and len(set(docs)) == len(docs)
+        assert validate_rankings({"q1": docs}) == []
+    else:
+        assert validate_rankings({"q1": docs}) != []

@@ -1,4 +1,5 @@
-"""`make run`: migrate, load the demo, then serve the app and a task worker until Ctrl-C.
+"""`make run`: migrate, load the demo, then serve the app, a task worker and the demo search engine (a
+thread of this process, judgments.capture.demo) until Ctrl-C.
 
 The web server and the worker are child processes, kept running by a `Supervisor`: a child that exits
 (a crash, `kill -9`, out of memory) is said on stderr and started again, after a pause that grows while
@@ -22,6 +23,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import connection
+
+from judgments.capture import demo
 
 FIRST_PAUSE, MAX_PAUSE = 1.0, 30.0  # seconds before restarting a child; doubled while it dies quickly
 QUICK_DEATH = 30.0  # a child that ran less than this long died quickly
@@ -119,8 +122,14 @@ class Command(BaseCommand):
             lease.use(Path(settings.EMBEDDED_PGDATA), keep=True)
         connection.ensure_connection()
         call_command("migrate", interactive=False, verbosity=0)
+        engine = None
         if not no_demo:
             call_command("seed_demo")
+            engine = demo.start_engine()
+            if engine is not None:
+                self.stdout.write(
+                    f"Demo search engine (BM25) on {engine.url}, asked by {demo.LIVE_CONFIGURATION}"
+                )
         connection.close()
         python, manage = sys.executable, str(Path(settings.BASE_DIR) / "manage.py")
         supervisor = Supervisor(
@@ -150,6 +159,8 @@ class Command(BaseCommand):
                 time.sleep(0.3)
         finally:
             supervisor.stop()
+            if engine is not None:
+                engine.stop()
             if not settings.DATABASE_URL:
                 from config.embedded_db import lease, server
 

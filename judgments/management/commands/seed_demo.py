@@ -1,4 +1,5 @@
-"""Load the demo: four users, one pool, two configurations with a run each, and some judgments.
+"""Load the demo: four users, one pool, two configurations with a run each, a third one with a live
+endpoint (the demo BM25 engine that `make run` starts), and some judgments.
 
 Idempotent: a second call changes nothing (the pool is only filled when it is first created).
 """
@@ -12,10 +13,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judgments import access, demo_data, services
+from judgments.capture import demo
 from judgments.models import Document, Pair, Pool, Query, Run, SearchConfiguration, Team
 from judgments.rating import queue
 
 POOL = "demo"
+TEAM = "search-relevance"
 USERS = [
     ("admin", access.ADMIN, True),
     ("engineer", access.ENGINEER, False),
@@ -32,8 +35,15 @@ class Command(BaseCommand):
             raise CommandError("seed_demo creates users with the password 'demo'; it only runs with DEBUG=1.")
         access.ensure_role_groups()
         users = self._users()
-        if Pool.objects.filter(name=POOL).exists():
-            self.stdout.write(f"Demo pool {POOL!r} exists already; nothing to do.")
+        existing = Pool.objects.filter(name=POOL).first()
+        if existing is not None:
+            # Demos loaded before live capture get its configuration; nothing else changes.
+            team = Team.objects.filter(name=TEAM).first()
+            if team is not None and not existing.configurations.filter(name=demo.LIVE_CONFIGURATION).exists():
+                demo.ensure_live_configuration(existing, team, users["engineer"])
+                self.stdout.write(f"Added the live configuration {demo.LIVE_CONFIGURATION} to the demo.")
+            else:
+                self.stdout.write(f"Demo pool {POOL!r} exists already; nothing to do.")
             return
         with transaction.atomic():
             self._pool(users)
@@ -78,7 +88,7 @@ class Command(BaseCommand):
         Document.objects.bulk_create(
             [Document(pool=pool, external_id=d, title=t, body=b, url=u) for d, t, b, u in documents]
         )
-        search = Team.objects.create(name="search-relevance")
+        search = Team.objects.create(name=TEAM)
         search.members.add(users["engineer"], users["admin"])
         configs = [
             ("bm25-baseline", "BM25 over title and body, k1=1.2, b=0.75.", {"k1": 1.2, "b": 0.75}, 0.3, 1),
@@ -98,6 +108,8 @@ class Command(BaseCommand):
             services.record_run(
                 config, rankings, source=Run.Source.DEMO, submitted_by=users["engineer"], tag=name
             )
+        # A configuration asked live: its endpoint is the demo BM25 engine that `make run` starts.
+        demo.ensure_live_configuration(pool, search, users["engineer"])
         # Some judgments: the raters graded the first 12 queries' own documents, with a little disagreement.
         rng = random.Random(7)
         query_pks = dict(Query.objects.filter(pool=pool).values_list("external_id", "pk"))

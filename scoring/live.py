@@ -1,0 +1,287 @@
+"""Try a query live (Quepid's main screen): send one query to a configuration's endpoint now and see its
+top 10-20 with the pool's combined grades, the NDCG@10 of that list in the default flavour, and what
+moved against the configuration's current (stored) run. Unjudged documents of the list can be sent to
+the raters' queue from here.
+
+Who: the configuration's team and admins (the page calls the team's engine with its credentials).
+Queueing: admins, and engineers where the pool lets engineers queue (`access.may_queue`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
+
+from judgments import access, services
+from judgments.capture import client
+from judgments.capture.engines import EndpointError
+from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
+from judgments.rating import queue
+
+from . import metrics
+from .models import QueryScore
+from .side_by_side import combined_grades
+
+DEPTHS = (10, 20)
+DEFAULT_DEPTH = 20
+CUTOFF = 10
+TIMEOUT = 10.0  # seconds: someone is waiting at the page
+MAX_QUEUED = 50
+
+
+def may_queue(user, pool) -> bool:
+    """Admins; engineers too where the pool allows it (access.may_queue, when the pool has the setting)."""
+    check = getattr(access, "may_queue", None)
+    return check(user, pool) if check is not None else access.is_admin(user)
+
+
+@dataclass
+class LiveDocument:
+    rank: int
+    doc_id: str
+    document: Document | None  # None: not in the pool yet
+    score: float | None
+    grade: float | None  # combined grade; None: unjudged
+    stored_rank: int | None  # rank in the current run's ranking of the query (None: not in it)
+    queued: bool = False  # waiting in the raters' queue
+
+    @property
+    def grade_class(self) -> str:
+        return "unjudged" if self.grade is None else f"g{int(np.floor(self.grade + 0.5))}"
+
+    @property
+    def grade_text(self) -> str:
+        return "unjudged" if self.grade is None else f"{self.grade:.2f}".rstrip("0").rstrip(".")
+
+    @property
+    def moved(self) -> int | None:
+        """Places gained (positive) or lost against the stored ranking; None if it was not ranked."""
+        return None if self.stored_rank is None else self.stored_rank - self.rank
+
+
+@dataclass
+class LiveResult:
+    text: str
+    query: Query | None  # the pool's query (picked, or typed with the same text)
+    depth: int
+    documents: list[LiveDocument] = field(default_factory=list)
+    error: str | None = None
+    total: int | None = None
+    seconds: float = 0.0
+    ndcg: float | None = None  # NDCG@10 of the live list in the default flavour (None: no grades)
+    judged: float | None = None
+    run: Run | None = None  # the configuration's current run
+    stored_ndcg: float | None = None
+    stored_ranked: bool = False  # the current run has a ranking for this query
+    dropped: list[tuple[int, str, Document | None]] = field(default_factory=list)  # (stored rank, id, doc)
+
+    @property
+    def unjudged(self) -> list[LiveDocument]:
+        return [d for d in self.documents if d.grade is None]
+
+    @property
+    def to_queue(self) -> list[LiveDocument]:
+        """Unjudged documents not yet waiting in the raters' queue."""
+        return [d for d in self.unjudged if not d.queued]
+
+
+def _pool_query(configuration: SearchConfiguration, query_id: str | None, text: str) -> Query | None:
+    queries = Query.objects.filter(pool=configuration.pool_id)
+    if query_id:
+        return queries.filter(external_id=query_id).first()
+    return queries.filter(text__iexact=text.strip()).order_by("external_id").first() if text.strip() else None
+
+
+def live_query(configuration: SearchConfiguration, text: str, query: Query | None, depth: int) -> LiveResult:
+    """Ask the configuration's current endpoint for `text` now, and set its answer against the pool."""
+    result = LiveResult(text=text, query=query, depth=depth)
+    endpoint = configuration.endpoint
+    if endpoint is None:
+        result.error = "This configuration has no search endpoint."
+        return result
+    try:
+        answer = client.capture(
+            endpoint.spec(),
+            [(query.external_id if query else "live", text)],
+            depth,
+            concurrency=1,
+            timeout=TIMEOUT,
+            retries=1,
+        )
+    except EndpointError as exc:
+        result.error = f"The endpoint cannot be used: {exc}"
+        return result
+    (got,) = answer.results
+    result.seconds = got.seconds
+    if not got.ok:
+        result.error = got.error
+        return result
+    result.total = got.total
+    ids = [doc_id for doc_id, _ in got.hits]
+    documents = {
+        d.external_id: d for d in Document.objects.filter(pool=configuration.pool_id, external_id__in=ids)
+    }
+    grades = combined_grades(query) if query else {}
+    run = Run.objects.filter(configuration=configuration).order_by("-id").first()
+    stored: list[int] = []
+    if run is not None and query is not None:
+        result.run = run
+        stored = (
+            Ranking.objects.filter(run=run, query=query).values_list("doc_ids", flat=True).first() or []
+        )[:depth]
+        result.stored_ranked = bool(stored)
+    stored_rank = {pk: i for i, pk in enumerate(stored, start=1)}
+    for rank, (doc_id, score) in enumerate(got.hits, start=1):
+        doc = documents.get(doc_id)
+        result.documents.append(
+            LiveDocument(
+                rank,
+                doc_id,
+                doc,
+                score,
+                grades.get(doc.pk) if doc else None,
+                stored_rank.get(doc.pk) if doc else None,
+            )
+        )
+    live_pks = {d.document.pk for d in result.documents if d.document}
+    if query is not None:
+        queued = set(
+            Pair.objects.filter(query=query, document__in=live_pks, queued_at__isnull=False).values_list(
+                "document_id", flat=True
+            )
+        )
+        for d in result.documents:
+            d.queued = d.document is not None and d.document.pk in queued
+    gone = [pk for pk in stored if pk not in live_pks]
+    names = Document.objects.in_bulk(gone)
+    result.dropped = [(stored_rank[pk], names[pk].external_id, names[pk]) for pk in gone if pk in names]
+    if query is not None and grades:
+        result.ndcg, result.judged = _ndcg(result.documents, grades)
+        if run is not None:
+            row = (
+                QueryScore.objects.filter(run=run, query=query, flavor=metrics.DEFAULT_FLAVOUR)
+                .values_list("ndcg_10", flat=True)
+                .first()
+            )
+            result.stored_ndcg = row
+    return result
+
+
+def _ndcg(documents: list[LiveDocument], grades: dict[int, float]) -> tuple[float, float]:
+    """NDCG@10 and judged@10 of the live list in the default flavour (scoring.metrics, as stored scores)."""
+    unknown = max([*grades, *(d.document.pk for d in documents if d.document)], default=0) + 1
+    keys = []
+    for d in documents:
+        keys.append(d.document.pk if d.document else unknown)
+        unknown += 0 if d.document else 1  # documents outside the pool: distinct keys, never graded
+    rankings = np.full((1, max(1, len(keys))), -1, dtype=np.int64)
+    rankings[0, : len(keys)] = keys
+    judged = np.fromiter(grades.keys(), dtype=np.int64, count=len(grades))
+    values = np.fromiter(grades.values(), dtype=np.float64, count=len(grades))
+    scores = metrics.score(
+        np.zeros(1, dtype=np.int64), rankings, np.zeros(len(judged), dtype=np.int64), judged, values
+    )
+    return float(scores[f"ndcg@{CUTOFF}"][0]), float(scores[f"judged@{CUTOFF}"][0])
+
+
+# --- Views -------------------------------------------------------------------------------------------------
+
+
+def _configuration(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
+    configuration = (
+        access.configurations_for(request.user)
+        .select_related("pool", "team")
+        .filter(pk=configuration_id)
+        .first()
+    )
+    if configuration is None:
+        raise Http404("No such configuration")
+    if not access.can_manage_configuration(request.user, configuration):
+        raise PermissionDenied("Only the configuration's team and admins query its engine.")
+    return configuration
+
+
+def _depth(value: str | None) -> int:
+    try:
+        depth = int(value or DEFAULT_DEPTH)
+    except ValueError:
+        return DEFAULT_DEPTH
+    return depth if depth in DEPTHS else DEFAULT_DEPTH
+
+
+def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
+    """GET ?q=text or ?query=<pool query id> [&depth=10|20]: the engine's answer now."""
+    configuration = _configuration(request, configuration_id)
+    pool = configuration.pool
+    query_id = request.GET.get("query", "").strip()
+    text = request.GET.get("q", "")
+    depth = _depth(request.GET.get("depth"))
+    query = _pool_query(configuration, query_id, text)
+    if query_id and query is None:
+        messages.warning(request, f"Pool {pool.name} has no query {query_id!r}.")
+    if query is not None and query_id:
+        text = query.text
+    result = live_query(configuration, text, query, depth) if text.strip() else None
+    return render(
+        request,
+        "scoring/live.html",
+        {
+            "configuration": configuration,
+            "pool": pool,
+            "queries": Query.objects.filter(pool=pool).exclude(text="").order_by("external_id")[:1000],
+            "text": text,
+            "picked": query.external_id if query else "",
+            "depth": depth,
+            "depths": DEPTHS,
+            "result": result,
+            "flavour": metrics.DEFAULT_FLAVOUR,
+            "cutoff": CUTOFF,
+            "can_queue": may_queue(request.user, pool),
+            "grade_scale": pool.grade_scale,
+        },
+    )
+
+
+@require_POST
+def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
+    """Queue the posted unjudged documents of a live list for rating (the query must be the pool's)."""
+    configuration = _configuration(request, configuration_id)
+    pool = configuration.pool
+    if not may_queue(request.user, pool):
+        raise PermissionDenied("You may not send documents to this pool's raters.")
+    query = Query.objects.filter(pool=pool, external_id=request.POST.get("query", "")).first()
+    doc_ids = [d for d in dict.fromkeys(request.POST.getlist("doc")) if d][:MAX_QUEUED]
+    back = reverse("scoring:live-query", args=[configuration.pk])
+    if query is None or not doc_ids:
+        messages.error(request, "Pick a query of the pool and at least one document to queue.")
+        return redirect(back)
+    problems = services.validate_rankings({query.external_id: doc_ids})
+    if problems:
+        messages.error(request, f"Nothing was queued: {problems[0][1]}.")
+    else:
+        try:
+            with transaction.atomic():
+                services.ensure_documents(pool, doc_ids)  # a document new to the pool waits for its content
+                done = queue.add_pairs(pool, [(query.external_id, d) for d in doc_ids])
+        except queue.QueueError as exc:
+            messages.error(request, str(exc))
+        else:
+            text = (
+                f"{done.newly_queued} pair(s) of {query.external_id} newly queued for rating, "
+                f"{done.already_queued} already queued, {done.complete} already graded."
+            )
+            if done.without_content:
+                text += f" {done.without_content} wait for their document's content."
+            messages.success(request, text)
+    return redirect(
+        f"{back}?{urlencode({'query': query.external_id, 'depth': _depth(request.POST.get('depth'))})}"
+    )
