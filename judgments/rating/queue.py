@@ -15,6 +15,10 @@ What is open (`open_pairs`): queued pairs still short of the pool's `raters_per_
 a final grade. Pairs whose document has no content stay queued and are listed for admins
 (`pairs_without_content`); they reach raters as soon as their content is imported. Serving the queue to
 raters and saving their grades is `grading`.
+
+Model judges (judgments.judges) are not raters of the queue: their grades never count toward
+`raters_per_pair`, so a pair a model graded still waits for its human grades, whatever the pool's grade
+source (which only decides what the combined grade uses).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgments import services
-from judgments.models import Judgment, Pair, Pool, Query, Run, SearchConfiguration
+from judgments.models import Judgment, ModelJudge, Pair, Pool, Query, Run, SearchConfiguration
 
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 1000
@@ -110,6 +114,7 @@ def _queue(
                 SELECT p.id, w.priority, p.queued_at IS NOT NULL AS was_queued,
                        (p.final_grade IS NOT NULL OR (
                            SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                             AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                        ) >= %(wanted)s) AS complete,
                        (d.title = '' AND d.body = '') AS no_content
                 FROM judgments_pair p JOIN wanted w ON w.id = p.id
@@ -193,6 +198,7 @@ def top_k_coverage(pool: Pool, k: int = DEFAULT_DEPTH) -> list[dict]:
                     SELECT p.queued_at IS NOT NULL AS queued,
                            COALESCE(p.final_grade IS NOT NULL OR (
                                SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                                 AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                            ) >= %(wanted)s, false) AS complete
                     FROM top LEFT JOIN judgments_pair p ON p.query_id = top.query_id AND p.document_id = top.doc_id
                 )
@@ -302,6 +308,7 @@ def add_pairs_from_file(pool: Pool, data: bytes | str, *, priority: int = 0) -> 
 def _grade_count():
     return (
         Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
+        .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
         .values("pair")
         .annotate(n=Count("pk"))
         .values("n")
