@@ -101,7 +101,7 @@ def _read_grades(
         cursor,
         _GRADES_SQL.format(
             where="AND p.query_id = ANY(%s)",
-            raters=", array_agg(COALESCE(j.rater_id, 0))" if with_raters else "",
+            raters=", array_agg(COALESCE(j.rater_id, 0)::int8)" if with_raters else "",
         ),
         params,
         [">i8", ">i8", ">i8", ">i2", ">i2"] + [">i8"] * with_raters,
@@ -137,7 +137,7 @@ def _read_pool_grades(
     if models is not None and len(models):
         judged, grade, rater = read_columns(
             cursor,
-            "SELECT array_agg(j.pair_id), array_agg(j.grade), array_agg(j.rater_id)"
+            "SELECT array_agg(j.pair_id), array_agg(j.grade), array_agg(j.rater_id::int8)"
             f" FROM judgments_judgment j WHERE {where} AND NOT j.cant_judge",
             params,
             [">i8", ">i2", ">i8"],

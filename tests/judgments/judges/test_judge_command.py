@@ -17,7 +17,7 @@ from django.db import connection
 
 from judgments import services as judgment_services
 from judgments.judges import services
-from judgments.models import Judgment, JudgmentChange, JudgeRun, ModelJudge, Pair
+from judgments.models import JudgeRun, Judgment, JudgmentChange, ModelJudge, Pair
 from tests.judgments.judges.chat_server import FAST, KEY, completion, slow
 from tests.judgments.judges.pools import asked, by_document, grade_of, make_pool
 
@@ -61,7 +61,14 @@ def test_the_judge_grades_the_queued_pairs_as_ordinary_judgments(db, chat_server
     assert user.username == "gpt-judge" and not user.has_usable_password() and not user.is_active
     assert JudgmentChange.objects.filter(rater=user, action="created").count() == 18
     run = JudgeRun.objects.get()
-    assert (run.status, run.total, run.done, run.graded, run.calls, run.tokens) == ("finished", 18, 18, 18, 18, 270)
+    assert (run.status, run.total, run.done, run.graded, run.calls, run.tokens) == (
+        "finished",
+        18,
+        18,
+        18,
+        18,
+        270,
+    )
     # The queue still waits for the humans: the model's grades do not count toward raters_per_pair.
     from judgments.rating import queue
 
@@ -74,7 +81,9 @@ def test_the_judge_grades_the_queued_pairs_as_ordinary_judgments(db, chat_server
 def test_all_and_human_graded_choose_other_pairs(db, chat_server, rater):
     pool = make_pool(queries=2, documents=3)
     Pair.objects.filter(pool=pool, query__external_id="q2").update(queued_at=None)
-    judgment_services.record_judgment(Pair.objects.get(query__external_id="q2", document__external_id="d3"), rater, grade=1)
+    judgment_services.record_judgment(
+        Pair.objects.get(query__external_id="q2", document__external_id="d3"), rater, grade=1
+    )
     chat_server.handler = by_document
 
     judge(chat_server, "--human-graded")
@@ -212,7 +221,9 @@ def _command(chat_server, *extra, pool="judged"):
     env = {**os.environ, "DATABASE_URL": _database_url(), "DEBUG": "1", "PYTHONUNBUFFERED": "1"}
     args = [sys.executable, "manage.py", "judge", "--pool", pool, "--judge", "gpt-judge"]
     args += ["--base-url", chat_server.base_url, "--model", "test-model", *extra]
-    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 @pytest.mark.django_db(transaction=True)
