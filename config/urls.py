@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("judgments.urls")),
     path("", include("judgments.rating.urls")),
     path("", include("judgments.campaign.urls")),
+    path("", include("judgments.judges.urls")),
     path("", include("scoring.urls")),
     path("api/", include("config.api_urls")),
     path("", include("judgments.exchange.urls")),

@@ -46,6 +46,7 @@ STALE_AFTER = 15 * 60  # seconds without news after which a "running" run is tak
 RETRY = RetryPolicy()  # the client's retries (tests make them fast)
 
 SELECTIONS = tuple(JudgeRun.Selection.values)
+RESERVED_NAMES = frozenset({"new", "grade-source"})  # paths under /pools/<pool>/judges/
 SETTINGS = (
     "base_url",
     "model",
@@ -86,6 +87,8 @@ def create_or_update_judge(pool: Pool, name: str, **settings) -> tuple[ModelJudg
         ) from None
     if len(name) > 150:
         raise JudgeSetupError("A judge's name is at most 150 characters.")
+    if name in RESERVED_NAMES:
+        raise JudgeSetupError(f"{name!r} names a page of the judges' section; choose another name.")
     User = get_user_model()
     with transaction.atomic():
         user = User.objects.select_for_update().filter(username=name).first()

@@ -106,13 +106,13 @@ def disagreement_ids(pool: Pool, spread: int = DISAGREEMENT_SPREAD) -> list[int]
         return [row[0] for row in cursor.fetchall()]
 
 
-def request_adjudication(pool: Pool, pair_ids: list[int], reason: str, user) -> int:
-    """Send pairs of `pool` to the disagreements page (listed there whatever their spread). Returns
-    how many were newly sent (a pair sent before keeps its first request)."""
-    pairs = list(Pair.objects.filter(pool=pool, pk__in=pair_ids).values_list("pk", flat=True))
+def request_adjudication(pool: Pool, reasons: dict[int, str], user) -> int:
+    """Send pairs of `pool` ({pair pk: why}) to the disagreements page, listed there whatever their
+    spread. Returns how many were newly sent (a pair sent before keeps its first request)."""
+    pairs = list(Pair.objects.filter(pool=pool, pk__in=list(reasons)).values_list("pk", flat=True))
     before = AdjudicationRequest.objects.filter(pair_id__in=pairs).count()
     AdjudicationRequest.objects.bulk_create(
-        [AdjudicationRequest(pair_id=pk, reason=reason[:300], requested_by=user) for pk in pairs],
+        [AdjudicationRequest(pair_id=pk, reason=reasons[pk][:300], requested_by=user) for pk in pairs],
         ignore_conflicts=True,
     )
     return AdjudicationRequest.objects.filter(pair_id__in=pairs).count() - before
