@@ -162,3 +162,30 @@ def test_stored_scores_follow_the_source_and_a_change_queues_a_recompute(
 
         recompute_pool.call(pool.pk)
         assert ndcg10() == pytest.approx(expected), source
+
+
+def test_score_pages_name_the_grade_source_beside_the_flavour(
+    client, engineer, rater, pool, run, other_configuration
+):
+    from scoring.services import rescore_pool
+
+    judgment_services.record_run(other_configuration, {"q1": ["d2", "d1"], "q2": ["d1"]}, source="api")
+    for qid, docid, grade in (("q1", "d1", 3), ("q1", "d2", 1), ("q2", "d1", 2)):
+        pair = Pair.objects.create(
+            pool=pool, query=Query.objects.get(pool=pool, external_id=qid),
+            document=Document.objects.get(pool=pool, external_id=docid),
+        )  # fmt: skip
+        judgment_services.record_judgment(pair, rater, grade=grade)
+    pool.grade_source = "fill"
+    pool.save()
+    rescore_pool(pool)
+    client.force_login(engineer)
+    for url in (
+        "/pools/robust/leaderboard/",
+        "/pools/robust/compare/?c=bm25&c=dense",
+        f"/configurations/{run.configuration.pk}/scores/",
+    ):
+        page = client.get(url).content.decode()
+        assert "grades: fill · mean" in page, url
+    page = client.get("/pools/robust/leaderboard/").content.decode()
+    assert "Humans; a model judge fills pairs no human graded, combined by mean of the raters" in page
