@@ -277,3 +277,25 @@ def test_a_judge_killed_mid_run_keeps_what_it_stored_and_a_rerun_asks_only_the_r
     assert f"{40 - len(kept)} grades given" in out
     runs = list(JudgeRun.objects.order_by("pk").values_list("status", flat=True))
     assert runs == ["running", "finished"]  # the killed one never got to say it ended
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sigterm_stops_the_run_cleanly_keeping_every_answer_that_arrived(chat_server):
+    make_pool(queries=4, documents=10)
+    chat_server.handler = slow(0.05, by_document)
+
+    process = _command(chat_server, "--concurrency", "2")
+    deadline = time.monotonic() + 60
+    while chat_server.calls < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+
+    assert process.returncode == 1 and "Traceback" not in err
+    assert "CommandError: Interrupted; the answers that arrived are stored, run again to continue." in err
+    run = JudgeRun.objects.get()
+    kept = stored()
+    assert run.status == "cancelled" and 0 < len(kept) < 40
+    # Every answer that reached the command was stored; at most the calls in flight (2) were lost.
+    assert len(kept) == run.graded and chat_server.calls - len(kept) <= 2
+    assert f"{len(kept)} grades given" in out
