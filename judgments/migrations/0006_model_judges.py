@@ -11,86 +11,272 @@ import judgments.models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgments', '0005_pool_queue_access'),
+        ("judgments", "0005_pool_queue_access"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='pool',
-            name='grade_source',
-            field=models.CharField(choices=[('humans', 'Humans only'), ('fill', 'Humans; a model judge fills pairs no human graded'), ('all', 'Everyone, model judges included')], default='humans', help_text='Whose grades the combined grade uses: human raters only, humans with model judges filling the pairs no human graded, or everyone.', max_length=10),
+            model_name="pool",
+            name="grade_source",
+            field=models.CharField(
+                choices=[
+                    ("humans", "Humans only"),
+                    ("fill", "Humans; a model judge fills pairs no human graded"),
+                    ("all", "Everyone, model judges included"),
+                ],
+                default="humans",
+                help_text="Whose grades the combined grade uses: human raters only, humans with model judges filling the pairs no human graded, or everyone.",
+                max_length=10,
+            ),
         ),
         migrations.CreateModel(
-            name='AdjudicationRequest',
+            name="AdjudicationRequest",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(blank=True, max_length=300)),
-                ('requested_at', models.DateTimeField(auto_now_add=True)),
-                ('pair', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='adjudication_request', to='judgments.pair')),
-                ('requested_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, max_length=300)),
+                ("requested_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="adjudication_request",
+                        to="judgments.pair",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ModelJudge',
+            name="ModelJudge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('base_url', models.URLField(help_text="The OpenAI-compatible API's base, usually ending in /v1 (…/chat/completions is added).", max_length=500, verbose_name='base URL')),
-                ('model', models.CharField(help_text='The model name the server knows (gpt-4o-mini, llama3.1:8b…).', max_length=200)),
-                ('api_key_env', models.CharField(blank=True, help_text='The NAME of the environment variable holding the API key (e.g. OPENAI_API_KEY); empty for servers that need none (Ollama, llama.cpp).', max_length=100, validators=[django.core.validators.RegexValidator('^[A-Za-z_][A-Za-z0-9_]*$', 'The name of an environment variable: letters, digits and _, not a digit first.')], verbose_name='API key variable')),
-                ('temperature', models.FloatField(default=0.0, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(2.0)])),
-                ('max_tokens', models.PositiveIntegerField(default=400, help_text='The most tokens the model may answer with (reasoning models need more).', validators=[django.core.validators.MinValueValidator(16), django.core.validators.MaxValueValidator(32000)])),
-                ('prompt_system', models.TextField(default=judgments.models.default_judge_system, verbose_name='system message')),
-                ('prompt_user', models.TextField(default=judgments.models.default_judge_user, verbose_name='user message')),
-                ('max_body_chars', models.PositiveIntegerField(default=4000, help_text='The document body is cut to this many characters.', validators=[django.core.validators.MinValueValidator(100), django.core.validators.MaxValueValidator(200000)], verbose_name='body length')),
-                ('concurrency', models.PositiveSmallIntegerField(default=4, help_text='Calls at once.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(64)])),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('pool', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judges', to='judgments.pool')),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='model_judge', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "base_url",
+                    models.URLField(
+                        help_text="The OpenAI-compatible API's base, usually ending in /v1 (…/chat/completions is added).",
+                        max_length=500,
+                        verbose_name="base URL",
+                    ),
+                ),
+                (
+                    "model",
+                    models.CharField(
+                        help_text="The model name the server knows (gpt-4o-mini, llama3.1:8b…).",
+                        max_length=200,
+                    ),
+                ),
+                (
+                    "api_key_env",
+                    models.CharField(
+                        blank=True,
+                        help_text="The NAME of the environment variable holding the API key (e.g. OPENAI_API_KEY); empty for servers that need none (Ollama, llama.cpp).",
+                        max_length=100,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z_][A-Za-z0-9_]*$",
+                                "The name of an environment variable: letters, digits and _, not a digit first.",
+                            )
+                        ],
+                        verbose_name="API key variable",
+                    ),
+                ),
+                (
+                    "temperature",
+                    models.FloatField(
+                        default=0.0,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(2.0),
+                        ],
+                    ),
+                ),
+                (
+                    "max_tokens",
+                    models.PositiveIntegerField(
+                        default=400,
+                        help_text="The most tokens the model may answer with (reasoning models need more).",
+                        validators=[
+                            django.core.validators.MinValueValidator(16),
+                            django.core.validators.MaxValueValidator(32000),
+                        ],
+                    ),
+                ),
+                (
+                    "prompt_system",
+                    models.TextField(
+                        default=judgments.models.default_judge_system, verbose_name="system message"
+                    ),
+                ),
+                (
+                    "prompt_user",
+                    models.TextField(
+                        default=judgments.models.default_judge_user, verbose_name="user message"
+                    ),
+                ),
+                (
+                    "max_body_chars",
+                    models.PositiveIntegerField(
+                        default=4000,
+                        help_text="The document body is cut to this many characters.",
+                        validators=[
+                            django.core.validators.MinValueValidator(100),
+                            django.core.validators.MaxValueValidator(200000),
+                        ],
+                        verbose_name="body length",
+                    ),
+                ),
+                (
+                    "concurrency",
+                    models.PositiveSmallIntegerField(
+                        default=4,
+                        help_text="Calls at once.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(64),
+                        ],
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judges",
+                        to="judgments.pool",
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="model_judge",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pool', 'user__username'],
+                "ordering": ["pool", "user__username"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeRun',
+            name="JudgeRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('selection', models.CharField(choices=[('queued', "Pairs waiting in the raters' queue"), ('all', 'Every pair of the pool'), ('human-graded', 'Pairs human raters graded (to measure the judge)')], default='queued', max_length=20)),
-                ('limit', models.PositiveIntegerField(blank=True, help_text='At most this many pairs.', null=True)),
-                ('max_calls', models.PositiveIntegerField(blank=True, null=True)),
-                ('max_tokens', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('queued', 'Waiting for a worker'), ('running', 'Running'), ('finished', 'Finished'), ('budget', 'Stopped at the budget'), ('cancelled', 'Cancelled'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('total', models.PositiveIntegerField(blank=True, help_text='Pairs to judge in this run.', null=True)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('calls', models.PositiveIntegerField(default=0)),
-                ('tokens', models.PositiveBigIntegerField(default=0)),
-                ('graded', models.PositiveIntegerField(default=0)),
-                ('cant_judge', models.PositiveIntegerField(default=0)),
-                ('failures', models.PositiveIntegerField(default=0)),
-                ('message', models.TextField(blank=True, help_text='How the run ended, or its error.')),
-                ('source', models.CharField(default='page', help_text='page or command', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('started_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='judgments.modeljudge')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "selection",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Pairs waiting in the raters' queue"),
+                            ("all", "Every pair of the pool"),
+                            ("human-graded", "Pairs human raters graded (to measure the judge)"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "limit",
+                    models.PositiveIntegerField(blank=True, help_text="At most this many pairs.", null=True),
+                ),
+                ("max_calls", models.PositiveIntegerField(blank=True, null=True)),
+                ("max_tokens", models.PositiveBigIntegerField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Waiting for a worker"),
+                            ("running", "Running"),
+                            ("finished", "Finished"),
+                            ("budget", "Stopped at the budget"),
+                            ("cancelled", "Cancelled"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("cancel_requested", models.BooleanField(default=False)),
+                (
+                    "total",
+                    models.PositiveIntegerField(
+                        blank=True, help_text="Pairs to judge in this run.", null=True
+                    ),
+                ),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("calls", models.PositiveIntegerField(default=0)),
+                ("tokens", models.PositiveBigIntegerField(default=0)),
+                ("graded", models.PositiveIntegerField(default=0)),
+                ("cant_judge", models.PositiveIntegerField(default=0)),
+                ("failures", models.PositiveIntegerField(default=0)),
+                ("message", models.TextField(blank=True, help_text="How the run ended, or its error.")),
+                ("source", models.CharField(default="page", help_text="page or command", max_length=10)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "started_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="judgments.modeljudge",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='modeljudge',
-            constraint=models.CheckConstraint(condition=models.Q(('concurrency__gte', 1)), name='judge_concurrency_positive'),
+            model_name="modeljudge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("concurrency__gte", 1)), name="judge_concurrency_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='modeljudge',
-            constraint=models.CheckConstraint(condition=models.Q(('api_key_env', ''), ('api_key_env__regex', '^[A-Za-z_][A-Za-z0-9_]*$'), _connector='OR'), name='judge_api_key_env_is_a_name'),
+            model_name="modeljudge",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("api_key_env", ""), ("api_key_env__regex", "^[A-Za-z_][A-Za-z0-9_]*$"), _connector="OR"
+                ),
+                name="judge_api_key_env_is_a_name",
+            ),
         ),
     ]
