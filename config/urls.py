@@ -14,6 +14,7 @@ urlpatterns = [
     path("", include("judgments.rating.urls")),
     path("", include("judgments.campaign.urls")),
     path("", include("judgments.capture.urls")),
+    path("", include("judgments.judges.urls")),
     path("", include("scoring.urls")),
     path("api/", include("config.api_urls")),
     path("", include("judgments.exchange.urls")),

@@ -1,9 +1,12 @@
 from django.contrib import admin
 
 from .models import (
+    AdjudicationRequest,
     Document,
+    JudgeRun,
     Judgment,
     JudgmentChange,
+    ModelJudge,
     Pair,
     Pool,
     Query,
@@ -17,7 +20,7 @@ from .models import (
 
 @admin.register(Pool)
 class PoolAdmin(admin.ModelAdmin):
-    list_display = ("name", "raters_per_pair", "combine_rule", "share_rankings", "created_at")
+    list_display = ("name", "raters_per_pair", "combine_rule", "grade_source", "share_rankings", "created_at")
     search_fields = ("name", "description")
     filter_horizontal = ("members",)
 
@@ -142,3 +145,38 @@ class UploadAdmin(admin.ModelAdmin):
     list_display = ("filename", "kind", "pool", "uploaded_by", "created_at")
     list_filter = ("kind", "pool")
     exclude = ("content",)
+
+
+@admin.register(ModelJudge)
+class ModelJudgeAdmin(admin.ModelAdmin):
+    """Judges are created on the pool's Model judges page or by `manage.py judge` (with their account);
+    deleting one would turn its judgments into a person's, so neither is offered here."""
+
+    list_display = ("__str__", "pool", "base_url", "api_key_env", "concurrency", "updated_at")
+    list_filter = ("pool",)
+    readonly_fields = ("user", "pool", "created_at", "updated_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(JudgeRun)
+class JudgeRunAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "judge", "status", "done", "total", "calls", "tokens", "created_at")
+    list_filter = ("status", "judge__pool")
+    list_select_related = ("judge__user",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AdjudicationRequest)
+class AdjudicationRequestAdmin(admin.ModelAdmin):
+    list_display = ("pair", "reason", "requested_by", "requested_at")
+    raw_id_fields = ("pair",)

@@ -87,6 +87,7 @@ class PoolSerializer(serializers.ModelSerializer):
             "grade_scale",
             "raters_per_pair",
             "combine_rule",
+            "grade_source",
             "created_at",
             "n_queries",
             "n_documents",

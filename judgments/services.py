@@ -37,7 +37,8 @@ def set_actor(user) -> None:
         cursor.execute("SELECT set_config('judgments.actor', %s, true)", [str(user.pk) if user else ""])
 
 
-def _notify_grades(pool: Pool, pair_ids: Iterable[int]) -> None:
+def notify_grades(pool: Pool, pair_ids: Iterable[int]) -> None:
+    """Send grades_changed for `pair_ids` once the current transaction commits."""
     ids = list(pair_ids)
     if ids:
         grades_changed.send(sender=Pool, pool=pool, pair_ids=ids)  # inside the transaction (see signals)
@@ -53,8 +54,10 @@ def record_judgment(
     reason: str = "",
     note: str = "",
     actor=None,
+    notify: bool = True,
 ) -> Judgment:
-    """Create or change `rater`'s judgment of `pair`. A grade 0–4, or can't judge with a reason."""
+    """Create or change `rater`'s judgment of `pair`. A grade 0–4, or can't judge with a reason.
+    notify=False: the caller sends grades_changed itself (`notify_grades`), once for many judgments."""
     if cant_judge:
         reason = (reason or "").strip()
         if not reason:
@@ -73,7 +76,8 @@ def record_judgment(
     )
     # A graded pair is released from the grader's hold.
     Pair.objects.filter(pk=pair.pk, held_by=rater).update(held_by=None, held_until=None)
-    _notify_grades(pair.pool, [pair.pk])
+    if notify:
+        notify_grades(pair.pool, [pair.pk])
     return judgment
 
 
@@ -86,7 +90,7 @@ def set_final_grade(pair: Pair, grade: int | None, admin) -> Pair:
     pair.final_by = admin if grade is not None else None
     pair.final_at = timezone.now() if grade is not None else None
     pair.save(update_fields=["final_grade", "final_by", "final_at"])
-    _notify_grades(pair.pool, [pair.pk])
+    notify_grades(pair.pool, [pair.pk])
     return pair
 
 

@@ -86,18 +86,24 @@ def _guarded(update: Callable[[], object], task_id) -> None:
         logger.exception("could not update scoring task %s", task_id)
 
 
+# What a pool's combined grades depend on: changing one of these changes every combined grade.
+GRADE_SETTINGS = ("combine_rule", "grade_source")
+
+
 def remember_combine_rule(sender, instance: Pool, update_fields=None, **kwargs) -> None:
-    """pre_save of Pool: note the stored combine rule, to see in post_save whether it changed."""
-    if instance.pk and (update_fields is None or "combine_rule" in update_fields):
-        instance._stored_combine_rule = (
-            Pool.objects.filter(pk=instance.pk).values_list("combine_rule", flat=True).first()
+    """pre_save of Pool: note the stored combine rule and grade source, to see in post_save whether
+    either changed."""
+    if instance.pk and (update_fields is None or set(GRADE_SETTINGS) & set(update_fields)):
+        instance._stored_grade_settings = (
+            Pool.objects.filter(pk=instance.pk).values_list(*GRADE_SETTINGS).first()
         )
 
 
 def on_pool_saved(sender, instance: Pool, created: bool = False, **kwargs) -> None:
-    """post_save of Pool: a new combine rule changes every combined grade, so the whole pool is
-    recomputed in the background (tasks.recompute_pool), enqueued with the change."""
-    before = instance.__dict__.pop("_stored_combine_rule", None)
-    if created or before is None or before == instance.combine_rule:
+    """post_save of Pool: a new combine rule or grade source changes every combined grade, so the
+    whole pool is recomputed in the background (tasks.recompute_pool), enqueued with the change."""
+    before = instance.__dict__.pop("_stored_grade_settings", None)
+    now = tuple(getattr(instance, name) for name in GRADE_SETTINGS)
+    if created or before is None or tuple(before) == now:
         return
     tasks.recompute_pool.enqueue(instance.pk)  # in the saving transaction, if any: durable with it

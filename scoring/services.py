@@ -64,15 +64,16 @@ class RescoreSummary:
         )
 
 
-def _begin(cursor, pool: Pool) -> tuple[str, list[int]]:
-    """Take the pool's scoring lock for this transaction; return its combine rule and run pks."""
+def _begin(cursor, pool: Pool) -> tuple[str, str, list[int]]:
+    """Take the pool's scoring lock for this transaction; return its combine rule, grade source and
+    run pks."""
     cursor.execute(
         "SELECT pg_advisory_xact_lock(%s, %s), set_config('work_mem', %s, true)",
         [_LOCK_KEY, pool.pk, WORK_MEM],
     )
     cursor.execute(
         """
-        SELECT p.combine_rule, ARRAY(
+        SELECT p.combine_rule, p.grade_source, ARRAY(
             SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id
             WHERE c.pool_id = p.id ORDER BY r.id)
         FROM judgments_pool p WHERE p.id = %s
@@ -82,7 +83,7 @@ def _begin(cursor, pool: Pool) -> tuple[str, list[int]]:
     row = cursor.fetchone()
     if row is None:
         raise ScoringError(f"pool {pool.pk} no longer exists")
-    return row[0], list(row[1])
+    return row[0], row[1], list(row[2])
 
 
 def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int] | None) -> RescoreSummary:
@@ -101,7 +102,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
     # Another connection cannot see the caller's uncommitted rows: read ahead only outside a transaction.
     read_ahead = not connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
-        rule, pool_runs = _begin(cursor, pool)
+        rule, source, pool_runs = _begin(cursor, pool)
         run_ids = sorted(pool_runs if run_ids is None else set(run_ids) & set(pool_runs))
         scope = None if query_ids is None else np.unique(np.asarray(list(query_ids), dtype=np.int64))
         summary.runs = len(run_ids)
@@ -116,7 +117,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             # of graded ones only (33 ms -> 3 ms for 5,000 rankings and no grade); otherwise filtering
             # costs more than it saves (140 ms against 40 ms to read 5,000 rankings).
             tick = time.perf_counter()
-            grades = _read_grades(cursor, pool.pk, rule, None)
+            grades = _read_grades(cursor, pool.pk, rule, None, source)
             timings["read grades"] = time.perf_counter() - tick
             graded = grades.queries.tolist()
             where, params = _Batch().where(run_ids)
@@ -131,7 +132,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         if scope is not None and len(scope) <= FEW_QUERIES:
             tick = time.perf_counter()
             if grades is None:
-                grades = _read_grades(cursor, pool.pk, rule, scope.tolist())
+                grades = _read_grades(cursor, pool.pk, rule, scope.tolist(), source)
                 timings["read grades"] = time.perf_counter() - tick
             summary.queries = len(grades.queries)
             tick = time.perf_counter()
@@ -173,7 +174,9 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         try:
             if grades is None:
                 tick = time.perf_counter()
-                grades = _read_grades(cursor, pool.pk, rule, None if scope is None else scope.tolist())
+                grades = _read_grades(
+                    cursor, pool.pk, rule, None if scope is None else scope.tolist(), source
+                )
                 timings["read grades"] = time.perf_counter() - tick
             summary.queries = len(grades.queries)
             waited = time.perf_counter()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import downloads, live, recompute, views
+from . import downloads, live, recompute, trust, views
 
 app_name = "scoring"
 
@@ -14,6 +14,13 @@ urlpatterns: list = [
     path("pools/<str:pool>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),
     path("runs/<int:run_id>/trec_eval/", downloads.run_scores_download, name="run-scores"),
     path("pools/<str:pool>/recompute/", recompute.recompute, name="recompute"),
+    # A model judge against the human raters (admins).
+    path("pools/<str:pool>/judges/<str:name>/trust/", trust.trust_page, name="trust"),
+    path(
+        "pools/<str:pool>/judges/<str:name>/trust/adjudicate/",
+        trust.send_to_adjudication,
+        name="trust-adjudicate",
+    ),
     path(
         "configurations/<int:configuration_id>/scores/",
         views.configuration_history,

@@ -20,6 +20,10 @@ PURE = (
     "scoring/stats.py",
     "scoring/charts.py",
     "judgments/rating/agreement.py",
+    "judgments/judges/prompt.py",
+    "judgments/judges/answers.py",
+    "judgments/judges/client.py",
+    "judgments/judges/runner.py",
 )
 
 

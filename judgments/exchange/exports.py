@@ -11,8 +11,10 @@ an adjudicated final grade wins; otherwise the raters' grades of the pair ("can'
 are combined by mean, median, majority (most frequent, ties: the lower), min or max. A pair with no
 grade is not exported. A mean or median may be fractional; the tools that read qrels (trec_eval,
 pytrec_eval, ir_measures) want integers, so exports round half up unless ``rounding="exact"``.
-Plain qrels stay plain: the rule and scale go in the file name and the export page; formats with
-comment lines (RankLib) carry them in a header.
+Whose grades count follows the pool's grade source (humans only, humans with model judges filling
+the pairs no human graded, or everyone), as in scoring.
+Plain qrels stay plain: the rule, the source and the scale go in the file name and the export page;
+formats with comment lines (RankLib) carry them in a header.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 
 from judgments import access
-from judgments.models import CombineRule, Document, Judgment, Pair, Pool, Query, Run
+from judgments.models import CombineRule, Document, GradeSource, Judgment, ModelJudge, Pair, Pool, Query, Run
 
 from . import formats
 
@@ -44,14 +46,35 @@ class ExportError(ValueError):
 
 # --- Combined grades ------------------------------------------------------------------------------
 
+# {f}: a FILTER clause choosing whose grades count (empty: all of the pair's grades).
 _AGGREGATES = {
-    CombineRule.MEAN: "avg(j.grade)::float8",  # the same expressions as scoring.services
-    CombineRule.MEDIAN: "percentile_cont(0.5) WITHIN GROUP (ORDER BY j.grade)",
+    CombineRule.MEAN: "avg(j.grade){f}::float8",  # the same rules as scoring.grades
+    CombineRule.MEDIAN: "percentile_cont(0.5) WITHIN GROUP (ORDER BY j.grade){f}",
     # mode() keeps the first of equally frequent values in the ORDER BY: the lower grade.
-    CombineRule.MAJORITY: "(mode() WITHIN GROUP (ORDER BY j.grade))::float8",
-    CombineRule.MIN: "min(j.grade)::float8",
-    CombineRule.MAX: "max(j.grade)::float8",
+    CombineRule.MAJORITY: "(mode() WITHIN GROUP (ORDER BY j.grade){f})::float8",
+    CombineRule.MIN: "min(j.grade){f}::float8",
+    CombineRule.MAX: "max(j.grade){f}::float8",
 }
+
+
+def _combined_expression(pool: Pool) -> tuple[str, str]:
+    """(grade expression, HAVING condition) of a pair's combined grade under the pool's rule and grade
+    source. Without model judges, or with source "all", every grade counts (the plain aggregate)."""
+    aggregate = _AGGREGATES[CombineRule(pool.combine_rule)]
+    source = GradeSource(pool.grade_source)
+    models = [] if source == GradeSource.ALL else ModelJudge.objects.rater_ids()
+    if not models:
+        return f"COALESCE(p.final_grade::float8, {aggregate.format(f='')})", "count(j.grade) > 0"
+    # Integers from the database, written as a literal: the statement keeps its parameters simple.
+    is_model = f"j.rater_id = ANY('{{{','.join(str(int(m)) for m in models)}}}'::bigint[])"
+    human = aggregate.format(f=f" FILTER (WHERE NOT {is_model})")
+    if source == GradeSource.HUMANS:
+        return (
+            f"COALESCE(p.final_grade::float8, {human})",
+            f"count(j.grade) FILTER (WHERE NOT {is_model}) > 0",
+        )
+    model = aggregate.format(f=f" FILTER (WHERE {is_model})")
+    return f"COALESCE(p.final_grade::float8, {human}, {model})", "count(j.grade) > 0"
 
 
 def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]:
@@ -60,19 +83,19 @@ def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]
 
     One GROUP BY over the pool's pairs and their judgments, every join possible on an index: the plan
     stays linear even when the planner's statistics are stale or empty (a subquery per pair would not)."""
-    aggregate = _AGGREGATES[CombineRule(pool.combine_rule)]
+    grade, graded = _combined_expression(pool)
     order = "ORDER BY q.external_id, d.external_id" if ordered else ""
     # Grades per pair first (narrow rows), the ids joined after: the cheapest plan we measured.
     sql = f"""
         SELECT q.external_id AS qid, d.external_id AS docid, g.grade, q.id AS query_pk, q.text AS query_text,
                g.id AS pair_pk
         FROM (
-            SELECT p.id, p.query_id, p.document_id, COALESCE(p.final_grade::float8, {aggregate}) AS grade
+            SELECT p.id, p.query_id, p.document_id, {grade} AS grade
             FROM judgments_pair p
             LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
             WHERE p.pool_id = %s
             GROUP BY p.id
-            HAVING p.final_grade IS NOT NULL OR count(j.grade) > 0
+            HAVING p.final_grade IS NOT NULL OR {graded}
         ) g
         -- The pool conditions on q and d are implied; they let the planner read only this pool's rows.
         JOIN judgments_query q ON q.id = g.query_id AND q.pool_id = %s
@@ -97,17 +120,25 @@ def scale_text(pool: Pool) -> str:
 def combined_note(pool: Pool, rounding: str = "round") -> str:
     """One sentence saying how the exported grades were made (export page, RankLib header)."""
     rule = CombineRule(pool.combine_rule)
+    source = GradeSource(pool.grade_source)
     rounded = "rounded half up to integers" if rounding == "round" else "exact (may be fractional)"
     return (
-        f"Combined grades of pool {pool.name}: rule {rule.value} ({rule.label}); an adjudicated final grade "
-        f"wins; can't-judge is no grade; {rounded}. Scale: {scale_text(pool)}."
+        f"Combined grades of pool {pool.name}: rule {rule.value} ({rule.label}); grades from "
+        f"{source.value} ({source.label}); an adjudicated final grade wins; can't-judge is no grade; "
+        f"{rounded}. Scale: {scale_text(pool)}."
     )
 
 
+def combined_stem(pool: Pool) -> str:
+    """pool.rule, plus the grade source unless it is humans only: robust.mean, robust.mean.fill."""
+    return f"{pool.name}.{pool.combine_rule}{GradeSource(pool.grade_source).file_tag}"
+
+
 def qrels_filename(pool: Pool, rounding: str = "round") -> str:
-    """The rule and rounding go in the name, since plain qrels have no header: robust.mean.qrels."""
+    """The rule, source and rounding go in the name, since plain qrels have no header: robust.mean.qrels
+    (humans only), robust.mean.fill.qrels, robust.mean.all-exact.qrels."""
     suffix = "" if rounding == "round" else "-exact"
-    return f"{pool.name}.{pool.combine_rule}{suffix}.qrels"
+    return f"{combined_stem(pool)}{suffix}.qrels"
 
 
 def _grade_sql(rounding: str) -> str:
@@ -506,11 +537,11 @@ def judgments_lines(pool: Pool, fmt: str, **options) -> Iterator[str]:
 
 def judgments_filename(pool: Pool, fmt: str) -> str:
     return {
-        "csv": f"{pool.name}.{pool.combine_rule}.ratings.csv",
+        "csv": f"{combined_stem(pool)}.ratings.csv",
         "rater-csv": f"{pool.name}.raters.csv",
         "jsonl": f"{pool.name}.judgments.jsonl",
-        "quepid-csv": f"{pool.name}.{pool.combine_rule}.quepid.csv",
-        "rre": f"{pool.name}.{pool.combine_rule}.rre.json",
+        "quepid-csv": f"{combined_stem(pool)}.quepid.csv",
+        "rre": f"{combined_stem(pool)}.rre.json",
     }[fmt]
 
 
@@ -542,12 +573,12 @@ POOL_EXPORTS: dict[str, PoolExport] = {
         PoolExport("qrels-exact", "TREC qrels with exact (possibly fractional) combined grades", access.ADMIN, _TEXT,
                    lambda p: qrels_chunks(p, rounding="exact"), lambda p: qrels_filename(p, "exact"), combined=True),
         PoolExport("ranklib", "RankLib / LTR labels (grade qid:N # docid query)", access.ADMIN, _TEXT,
-                   ranklib_lines, lambda p: f"{p.name}.{p.combine_rule}.ranklib.txt", combined=True),
+                   ranklib_lines, lambda p: f"{combined_stem(p)}.ranklib.txt", combined=True),
         PoolExport("judgments-csv", "Quepid CSV query,docid,rating (query text)", access.ADMIN, _CSV,
                    judgments_csv_lines, lambda p: judgments_filename(p, "csv"), combined=True),
         PoolExport("judgments-csv-ids", "Quepid CSV query,docid,rating (query id)", access.ADMIN, _CSV,
                    lambda p: judgments_csv_lines(p, query_column="id"),
-                   lambda p: f"{p.name}.{p.combine_rule}.ratings-by-id.csv", combined=True),
+                   lambda p: f"{combined_stem(p)}.ratings-by-id.csv", combined=True),
         PoolExport("judgments-quepid-csv", "Quepid's current CSV export (ratings 3.0, unrated queries as query,,)",
                    access.ADMIN, _CSV, quepid_csv_lines, lambda p: judgments_filename(p, "quepid-csv"), combined=True),
         PoolExport("judgments-rre", "RRE ratings JSON (relevant documents by grade; Quepid imports it)", access.ADMIN,

@@ -350,6 +350,7 @@ def export_page(request: HttpRequest, pool: str) -> HttpResponse:
             "judgment_exports": [(e, e.filename(found)) for e in available if e.audience == access.ADMIN],
             "note": exports.combined_note(found),
             "exact_note": exports.combined_note(found, "exact"),
+            "qrels_filename": exports.qrels_filename(found),
             "configurations": [(c, by_configuration.get(c.pk, [])) for c in configurations],
             "has_scores": Run.objects.filter(configuration__pool=found).exists(),
         },

@@ -3,6 +3,11 @@
 The numbers come from the pure `agreement` module; this module only gathers the grades. "Can't judge"
 answers are not grades and take no part in agreement or disagreement. A final grade set by an admin
 (`services.set_final_grade`) does not change the raters' grades, so agreement stays a measure of the raters.
+
+Both follow the pool's grade source, like the combined grade: with "humans" the grades of model judges
+are left out, with "fill" a pair's model grades count only when no human graded it, with "all" every
+grade counts. A pair sent to adjudication by hand (an AdjudicationRequest, e.g. from a judge's trust
+page) is listed among the disagreements whatever its spread.
 """
 
 from __future__ import annotations
@@ -14,19 +19,29 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from judgments.models import Judgment, Pair, Pool
+from judgments.models import AdjudicationRequest, GradeSource, Judgment, ModelJudge, Pair, Pool
 
 from . import agreement
 
 DISAGREEMENT_SPREAD = 2
 
 
-def pool_ratings(pool: Pool) -> dict[int, dict[int, int]]:
-    """{pair pk: {rater pk: grade}} for every grade (not can't judge) in the pool."""
+def pool_ratings(pool: Pool, source: str | None = None) -> dict[int, dict[int, int]]:
+    """{pair pk: {rater pk: grade}} for every grade (not can't judge) in the pool that counts under
+    `source` (default: the pool's grade source)."""
+    source = GradeSource(source or pool.grade_source)
+    models = set(ModelJudge.objects.rater_ids()) if source != GradeSource.ALL else set()
     ratings: dict[int, dict[int, int]] = defaultdict(dict)
     rows = Judgment.objects.in_pool(pool).graded().values_list("pair_id", "rater_id", "grade")
     for pair_id, rater_id, grade in rows.iterator(chunk_size=10_000):
         ratings[pair_id][rater_id] = grade
+    if models:
+        for pair_id, by_rater in list(ratings.items()):
+            humans = {r: g for r, g in by_rater.items() if r not in models}
+            if humans or source == GradeSource.HUMANS:
+                ratings[pair_id] = humans
+            if not ratings[pair_id]:
+                del ratings[pair_id]
     return dict(ratings)
 
 
@@ -57,24 +72,50 @@ def pool_agreement(pool: Pool) -> PoolAgreement:
     return PoolAgreement(alpha=alpha, n_units=n_units, n_raters=len(raters), kappas=kappas)
 
 
+def _counted_spread(source: str) -> str:
+    """SQL: the spread of a pair's grades that count under `source` (m.id is a model judge's)."""
+    everyone = "max(j.grade) - min(j.grade)"
+    humans = "max(j.grade) FILTER (WHERE m.id IS NULL) - min(j.grade) FILTER (WHERE m.id IS NULL)"
+    if source == GradeSource.ALL:
+        return everyone
+    if source == GradeSource.HUMANS:
+        return humans
+    return f"COALESCE({humans}, {everyone})"  # no human grade: the models' grades count
+
+
 def disagreement_ids(pool: Pool, spread: int = DISAGREEMENT_SPREAD) -> list[int]:
-    """Pairs whose grades differ by `spread` or more: unsettled first, then the widest spread, then by ids."""
+    """Pairs whose grades (those that count under the pool's grade source) differ by `spread` or more,
+    and pairs sent to adjudication by hand: unsettled first, then the widest spread, then by ids."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             SELECT p.id
             FROM judgments_judgment j
             JOIN judgments_pair p ON p.id = j.pair_id
             JOIN judgments_query q ON q.id = p.query_id
             JOIN judgments_document d ON d.id = p.document_id
+            LEFT JOIN judgments_modeljudge m ON m.user_id = j.rater_id
+            LEFT JOIN judgments_adjudicationrequest r ON r.pair_id = p.id
             WHERE p.pool_id = %s AND NOT j.cant_judge
-            GROUP BY p.id, q.external_id, d.external_id
-            HAVING max(j.grade) - min(j.grade) >= %s
+            GROUP BY p.id, q.external_id, d.external_id, r.id
+            HAVING {_counted_spread(GradeSource(pool.grade_source))} >= %s OR r.id IS NOT NULL
             ORDER BY p.final_grade IS NOT NULL, max(j.grade) - min(j.grade) DESC, q.external_id, d.external_id
             """,
             [pool.pk, spread],
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def request_adjudication(pool: Pool, reasons: dict[int, str], user) -> int:
+    """Send pairs of `pool` ({pair pk: why}) to the disagreements page, listed there whatever their
+    spread. Returns how many were newly sent (a pair sent before keeps its first request)."""
+    pairs = list(Pair.objects.filter(pool=pool, pk__in=list(reasons)).values_list("pk", flat=True))
+    before = AdjudicationRequest.objects.filter(pair_id__in=pairs).count()
+    AdjudicationRequest.objects.bulk_create(
+        [AdjudicationRequest(pair_id=pk, reason=reasons[pk][:300], requested_by=user) for pk in pairs],
+        ignore_conflicts=True,
+    )
+    return AdjudicationRequest.objects.filter(pair_id__in=pairs).count() - before
 
 
 def disagreements(
@@ -84,10 +125,14 @@ def disagreements(
     `.all_judgments`: every rater's grade or can't-judge answer with their notes, by rater name."""
     ids = disagreement_ids(pool, spread) if pair_ids is None else list(pair_ids)
     pairs = (
-        Pair.objects.filter(pool=pool, pk__in=ids).select_related("query", "document", "final_by").in_bulk()
+        Pair.objects.filter(pool=pool, pk__in=ids)
+        .select_related("query", "document", "final_by", "adjudication_request")
+        .in_bulk()
     )
+    models = set(ModelJudge.objects.rater_ids())
     by_pair = defaultdict(list)
     for judgment in Judgment.objects.filter(pair__in=ids).select_related("rater").order_by("rater__username"):
+        judgment.by_model = judgment.rater_id in models
         by_pair[judgment.pair_id].append(judgment)
     result = []
     for pk in ids:

@@ -12,6 +12,8 @@ query the order is a per-rater deterministic shuffle (md5 of rater and pair id),
 A rater holds one pair at a time for `HOLD` (refreshed whenever it is served again); the row is claimed
 with `SELECT ... FOR UPDATE SKIP LOCKED`, so two raters asking at once never get the same pair.
 
+Model judges' grades do not count toward `raters_per_pair` (see `queue`): only human grades fill a pair.
+
 Saving (`save_grade`) locks the pair row and re-checks these rules before calling
 `services.record_judgment`, so a pair never gets more grades than wanted, even after an expired hold.
 Progress (`progress`, `rater_progress`, `pool_progress`): a rater's judgments and the queue's completion.
@@ -27,7 +29,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from judgments import services
-from judgments.models import Judgment, Pair, Pool
+from judgments.models import Judgment, ModelJudge, Pair, Pool
 
 from .queue import QueueError
 
@@ -43,16 +45,23 @@ _OPEN_SQL = """
     AND (d.title <> '' OR d.body <> '')
     AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
     AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
-    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge) < %(wanted)s
+    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge
+         AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = g.rater_id)) < %(wanted)s
     AND NOT (p.id = ANY(%(skip)s::bigint[]))
 """
 
 
-# Per judged pair of the pool's queue: n, its grades ("can't judge" is none), and mine, whether the rater
-# judged it; aggregated once (a hash join) where a scan of the whole queue would count per pair.
+# Per judged pair of the pool's queue: n, its human grades ("can't judge" is none, a model judge's grade
+# does not count), and mine, whether the rater judged it; aggregated once (a hash join) where a scan of
+# the whole queue would count per pair.
 _QUEUED_GRADES = """
     g AS (
-        SELECT j.pair_id, count(*) FILTER (WHERE NOT j.cant_judge) AS n, bool_or(j.rater_id = %(rater)s) AS mine
+        SELECT j.pair_id,
+               count(*) FILTER (
+                   WHERE NOT j.cant_judge
+                   AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
+               ) AS n,
+               bool_or(j.rater_id = %(rater)s) AS mine
         FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
         WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
         GROUP BY j.pair_id
@@ -218,7 +227,11 @@ def save_grade(
             and locked.held_until is not None
             and locked.held_until > now
         )
-        n_grades = Judgment.objects.filter(pair=locked, cant_judge=False).count()
+        n_grades = (
+            Judgment.objects.filter(pair=locked, cant_judge=False)
+            .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
+            .count()
+        )
         if locked.queued_at is None or not locked.document.has_content:
             raise QueueError("This pair is not in the judging queue.")
         if locked.final_grade is not None:

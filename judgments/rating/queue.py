@@ -17,6 +17,10 @@ a final grade. Pairs whose document has no content stay queued and are listed fo
 raters and saving their grades is `grading`.
 Every rater's write goes through `grading.save_grade`: the grading page, its fragments and
 `POST /api/judgments/`. Only an admin's import (and an admin's final grade) writes judgments outside the queue.
+
+Model judges (judgments.judges) are not raters of the queue: their grades never count toward
+`raters_per_pair`, so a pair a model graded still waits for its human grades, whatever the pool's grade
+source (which only decides what the combined grade uses).
 """
 
 from __future__ import annotations
@@ -32,7 +36,16 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgments import services
-from judgments.models import EXTERNAL_ID_MAX, Judgment, Pair, Pool, Query, Run, SearchConfiguration
+from judgments.models import (
+    EXTERNAL_ID_MAX,
+    Judgment,
+    ModelJudge,
+    Pair,
+    Pool,
+    Query,
+    Run,
+    SearchConfiguration,
+)
 
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 1000
@@ -111,6 +124,7 @@ def _queue(
                 SELECT p.id, w.priority, p.queued_at IS NOT NULL AS was_queued,
                        (p.final_grade IS NOT NULL OR (
                            SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                             AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                        ) >= %(wanted)s) AS complete,
                        (d.title = '' AND d.body = '') AS no_content
                 FROM judgments_pair p JOIN wanted w ON w.id = p.id
@@ -194,6 +208,7 @@ def top_k_coverage(pool: Pool, k: int = DEFAULT_DEPTH) -> list[dict]:
                     SELECT p.queued_at IS NOT NULL AS queued,
                            COALESCE(p.final_grade IS NOT NULL OR (
                                SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                                 AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                            ) >= %(wanted)s, false) AS complete
                     FROM top LEFT JOIN judgments_pair p ON p.query_id = top.query_id AND p.document_id = top.doc_id
                 )
@@ -322,6 +337,7 @@ def add_pairs_from_file(pool: Pool, data: bytes | str, *, priority: int = 0) -> 
 def _grade_count():
     return (
         Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
+        .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
         .values("pair")
         .annotate(n=Count("pk"))
         .values("n")

@@ -409,7 +409,13 @@ def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
 def agreement(request: HttpRequest, pool: str) -> HttpResponse:
     found = _admin_pool(request, pool)
     return render(
-        request, "rating/agreement.html", {"pool": found, "agreement": adjudication.pool_agreement(found)}
+        request,
+        "rating/agreement.html",
+        {
+            "pool": found,
+            "agreement": adjudication.pool_agreement(found),
+            "judges": found.judges.select_related("user"),
+        },
     )
 
 

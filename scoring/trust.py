@@ -1,0 +1,357 @@
+"""How far to trust a model judge: the judge against the human raters on the pairs both graded, and
+whether its grades would change which configuration wins. Admins only.
+
+The reference is the humans' grade of a pair: the human raters' grades (other model judges left out,
+can't judge is no grade) combined by the pool's rule, ignoring final grades (the trust page measures
+the judge against raters; an admin's final grade may itself have been settled with the judge's view).
+Agreement compares the judge's grade with that reference rounded half up (as the exports round):
+exact agreement, the share within one grade, quadratic-weighted Cohen's κ and Krippendorff's α
+(ordinal, two coders), computed by judgments.rating.agreement, the code of the agreement page; the
+humans' own α on the same pairs (where two or more humans graded) is the yardstick beside it.
+
+Effect on decisions: every configuration's current run is scored in memory (scoring.metrics, NDCG@10
+in the default flavour) twice over the same pairs and queries: with the humans' grades, and with the
+judge's grades. A query the run did not rank counts 0, as on the leaderboard. Kendall's τ-b between
+the two lists of means says how far the orderings agree; the configuration pairs whose order flips are
+listed. Pairs where the judge and the humans' grade are `FAR` or more apart can be sent to adjudication.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.contrib import messages
+from django.db import connection
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from judgments import access
+from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
+from judgments.rating import adjudication, agreement
+
+from . import metrics
+from .cells import _Batch, _read_rankings
+from .grades import Grades, combine_grades, model_raters
+
+FAR = 2  # grades apart: a pair worth an admin's look
+HEADLINE = "ndcg@10"
+FEW_PAIRS = 30  # below this, the figures say little
+SHOWN_FAR = 50
+
+
+def kendall_tau_b(x, y) -> float:
+    """Kendall's τ-b of two equally long sequences (ties in either count as in scipy.stats.kendalltau);
+    nan with fewer than two items or when either is constant."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) != len(y):
+        raise ValueError("x and y must have the same length")
+    if len(x) < 2:
+        return math.nan
+    upper = np.triu_indices(len(x), 1)
+    dx = np.sign(x[:, None] - x[None, :])[upper]
+    dy = np.sign(y[:, None] - y[None, :])[upper]
+    pairs = len(dx)
+    denominator = math.sqrt(
+        float(pairs - np.count_nonzero(dx == 0)) * float(pairs - np.count_nonzero(dy == 0))
+    )
+    return float((dx * dy).sum() / denominator) if denominator else math.nan
+
+
+@dataclass
+class FarPair:
+    pair: Pair
+    judge_grade: int
+    judge_reason: str
+    human_grades: list[int]
+    human_grade: float
+    sent: bool
+
+    @property
+    def gap(self) -> float:
+        return self.judge_grade - self.human_grade
+
+
+@dataclass
+class Placing:
+    configuration: object
+    run_id: int
+    human: float  # mean NDCG@10 with the humans' grades
+    judge: float  # ... with the judge's grades
+    human_rank: int = 0
+    judge_rank: int = 0
+
+
+@dataclass
+class Decisions:
+    placings: list[Placing]  # by the humans' mean, best first
+    tau: float  # Kendall's τ-b between the two lists of means (nan below 2 configurations)
+    flips: list[tuple[Placing, Placing]]  # (better by humans, better by the judge)
+    n_queries: int
+    flavour: str = metrics.DEFAULT_FLAVOUR
+    metric: str = HEADLINE
+
+
+@dataclass
+class Trust:
+    judge: ModelJudge
+    n_graded: int  # the judge's grades in the pool
+    n_cant: int  # its can't-judge answers
+    n_pairs: int  # pairs both the judge and humans graded
+    exact: float = math.nan
+    within_one: float = math.nan
+    kappa: float = math.nan
+    alpha: float = math.nan
+    alpha_humans: float = math.nan  # the humans among themselves on these pairs
+    n_alpha_humans: int = 0
+    mean_gap: float = math.nan  # judge minus humans, on average (> 0: the judge is lenient)
+    confusion: list[list[int]] = field(default_factory=list)  # [human grade][judge grade]
+    far: list[FarPair] = field(default_factory=list)
+    n_far: int = 0
+    n_far_unsent: int = 0
+    decisions: Decisions | None = None
+
+    @property
+    def few(self) -> bool:
+        return self.n_pairs < FEW_PAIRS
+
+
+# --- Gathering ------------------------------------------------------------------------------------------
+
+
+def _graded_rows(pool: Pool) -> tuple[np.ndarray, ...]:
+    """(pair, query, doc, rater, grade) of every grade (not can't judge) in the pool."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT j.pair_id, p.query_id, p.document_id, j.rater_id, j.grade
+            FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+            WHERE p.pool_id = %s AND NOT j.cant_judge
+            """,
+            [pool.pk],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return tuple(np.zeros(0, np.int64) for _ in range(5))
+    return tuple(np.asarray(column, dtype=np.int64) for column in zip(*rows, strict=True))
+
+
+@dataclass
+class _Compared:
+    """The pairs both the judge and humans graded, ordered by (query, doc): the judge's grade and the
+    humans' combined grade of each, and every human grade by pair."""
+
+    pair: np.ndarray
+    query: np.ndarray
+    doc: np.ndarray
+    judge: np.ndarray  # int
+    humans: np.ndarray  # float: combined by the pool's rule
+    human_grades: dict[int, list[int]]
+
+
+def _compare(judge: ModelJudge) -> _Compared:
+    pool = judge.pool
+    pair, query, doc, rater, grade = _graded_rows(pool)
+    with connection.cursor() as cursor:
+        models = model_raters(cursor)
+    is_judge, human = rater == judge.user_id, ~np.isin(rater, models)
+    common = np.intersect1d(pair[is_judge], pair[human])
+    rows = human & np.isin(pair, common)
+    combined = combine_grades(
+        pair[rows],
+        query[rows],
+        doc[rows],
+        np.full(int(rows.sum()), -1),
+        grade[rows],
+        rule=CombineRule(pool.combine_rule),
+    )
+    by_key = {
+        (int(q), int(d)): g for q, d, g in zip(combined.query, combined.doc, combined.grade, strict=True)
+    }
+    take = is_judge & np.isin(pair, common)
+    order = np.lexsort((doc[take], query[take]))
+    j_query, j_doc = query[take][order], doc[take][order]
+    human_grades: dict[int, list[int]] = {}
+    for p, g in zip(pair[rows], grade[rows], strict=True):
+        human_grades.setdefault(int(p), []).append(int(g))
+    return _Compared(
+        pair[take][order],
+        j_query,
+        j_doc,
+        grade[take][order],
+        np.array([by_key[(int(q), int(d))] for q, d in zip(j_query, j_doc, strict=True)], dtype=np.float64),
+        human_grades,
+    )
+
+
+def judge_trust(judge: ModelJudge) -> Trust:
+    """Every figure of the trust page for `judge` (see the module docstring)."""
+    pool = judge.pool
+    mine = judge.user.judgments.filter(pair__pool=pool)
+    trust = Trust(
+        judge=judge,
+        n_graded=mine.filter(cant_judge=False).count(),
+        n_cant=mine.filter(cant_judge=True).count(),
+        n_pairs=0,
+    )
+    c = _compare(judge)
+    trust.n_pairs = len(c.pair)
+    if not len(c.pair):
+        return trust
+    h_int = np.floor(c.humans + 0.5).astype(np.int64)  # rounded half up, as the exports round
+    trust.exact = float(np.mean(c.judge == h_int))
+    trust.within_one = float(np.mean(np.abs(c.judge - h_int) <= 1))
+    trust.mean_gap = float(np.mean(c.judge - c.humans))
+    trust.kappa = agreement.cohen_kappa_quadratic(h_int, c.judge)
+    trust.alpha, _ = agreement.krippendorff_alpha_ordinal(
+        np.column_stack([h_int, c.judge]).astype(np.float64)
+    )
+    trust.confusion = np.bincount(h_int * 5 + c.judge, minlength=25).reshape(5, 5).tolist()
+    units = [grades for grades in c.human_grades.values() if len(grades) >= 2]
+    if units:
+        trust.alpha_humans, trust.n_alpha_humans = agreement.krippendorff_alpha_ordinal(units)
+
+    gap = np.abs(c.judge - c.humans)
+    far = np.flatnonzero(gap >= FAR)
+    far = far[np.argsort(-gap[far], kind="stable")]
+    far_ids = [int(c.pair[i]) for i in far]
+    sent = set(
+        Pair.objects.filter(pk__in=far_ids, adjudication_request__isnull=False).values_list("pk", flat=True)
+    )
+    settled = set(Pair.objects.filter(pk__in=far_ids, final_grade__isnull=False).values_list("pk", flat=True))
+    trust.n_far = len(far_ids)
+    trust.n_far_unsent = len([p for p in far_ids if p not in sent and p not in settled])
+    shown = far[:SHOWN_FAR]
+    pairs = Pair.objects.select_related("query", "document").in_bulk([int(c.pair[i]) for i in shown])
+    notes = dict(judge.user.judgments.filter(pair__in=list(pairs)).values_list("pair_id", "note"))
+    trust.far = [
+        FarPair(
+            pairs[int(c.pair[i])],
+            int(c.judge[i]),
+            notes.get(int(c.pair[i]), ""),
+            sorted(c.human_grades[int(c.pair[i])]),
+            float(c.humans[i]),
+            int(c.pair[i]) in sent,
+        )
+        for i in shown
+    ]
+    trust.decisions = _decisions(
+        pool, Grades(c.query, c.doc, c.humans), Grades(c.query, c.doc, c.judge.astype(np.float64))
+    )
+    return trust
+
+
+def far_pairs(judge: ModelJudge) -> dict[int, str]:
+    """{pair pk: why} of the unsettled pairs where the judge and the humans are FAR or more apart."""
+    c = _compare(judge)
+    far = np.flatnonzero(np.abs(c.judge - c.humans) >= FAR)
+    ids = [int(c.pair[i]) for i in far]
+    settled = set(Pair.objects.filter(pk__in=ids, final_grade__isnull=False).values_list("pk", flat=True))
+    name = judge.user.username
+    return {
+        int(c.pair[i]): f"{name} gave {int(c.judge[i])}, the humans {c.humans[i]:g}"
+        for i in far
+        if int(c.pair[i]) not in settled
+    }
+
+
+def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
+    """Mean NDCG@10 of every current run with either grade set, over the same pairs and queries."""
+    runs = list(Run.objects.filter(configuration__pool=pool).current().select_related("configuration"))
+    if not runs:
+        return None
+    queries = np.unique(humans.query)
+    with connection.cursor() as cursor:
+        run_of, rank_query, docs = _read_rankings(cursor, [r.pk for r in runs], _Batch(), queries.tolist())
+    order = np.argsort(rank_query, kind="stable")
+    run_of, rank_query, docs = run_of[order], rank_query[order], docs[order]
+    flavour = metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR]
+    placings = []
+    scored = {}
+    for name, grades in (("human", humans), ("judge", judged)):
+        if len(rank_query):
+            values = metrics.score(rank_query, docs, grades.query, grades.doc, grades.grade, flavour)[
+                HEADLINE
+            ]
+        else:
+            values = np.zeros(0)
+        scored[name] = values
+    for run in runs:
+        mask = run_of == run.pk
+        means = {name: float(values[mask].sum() / len(queries)) for name, values in scored.items()}
+        placings.append(Placing(run.configuration, run.pk, means["human"], means["judge"]))
+    placings.sort(key=lambda p: (-p.human, p.configuration.name))
+    for rank, placing in enumerate(placings, start=1):
+        placing.human_rank = rank
+    for rank, placing in enumerate(sorted(placings, key=lambda p: (-p.judge, p.configuration.name)), start=1):
+        placing.judge_rank = rank
+    flips = [
+        (a, b) if a.human > b.human else (b, a)
+        for i, a in enumerate(placings)
+        for b in placings[i + 1 :]
+        if (a.human - b.human) * (a.judge - b.judge) < 0
+    ]
+    tau = kendall_tau_b([p.human for p in placings], [p.judge for p in placings])
+    return Decisions(placings, tau, flips, len(queries))
+
+
+# --- Pages ----------------------------------------------------------------------------------------------
+
+
+def _judge_or_404(request: HttpRequest, pool: str, name: str) -> ModelJudge:
+    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+    return get_object_or_404(
+        ModelJudge.objects.select_related("user", "pool"), pool=found, user__username=name
+    )
+
+
+@access.require(access.is_admin)
+@require_GET
+def trust_page(request: HttpRequest, pool: str, name: str) -> HttpResponse:
+    judge = _judge_or_404(request, pool, name)
+    trust = judge_trust(judge)
+    scale = [(e.get("grade"), e.get("label", "")) for e in judge.pool.grade_scale]
+    rows = [
+        {
+            "grade": g,
+            "label": label,
+            "cells": [{"n": n, "diag": g == k, "far": abs(g - k) >= FAR} for k, n in enumerate(row)],
+            "total": sum(row),
+        }
+        for (g, label), row in zip(scale, trust.confusion, strict=False)
+    ]
+    return render(
+        request,
+        "scoring/trust.html",
+        {
+            "pool": judge.pool,
+            "judge": judge,
+            "trust": trust,
+            "confusion_rows": rows,
+            "judge_totals": [sum(col) for col in zip(*trust.confusion, strict=True)]
+            if trust.confusion
+            else [],
+            "scale": scale,
+            "far_spread": FAR,
+            "few_pairs": FEW_PAIRS,
+            "flavour_description": metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR].description,
+        },
+    )
+
+
+@access.require(access.is_admin)
+@require_POST
+def send_to_adjudication(request: HttpRequest, pool: str, name: str) -> HttpResponse:
+    """Send the pairs where the judge and the humans are FAR or more apart to the disagreements page."""
+    judge = _judge_or_404(request, pool, name)
+    reasons = far_pairs(judge)
+    sent = adjudication.request_adjudication(judge.pool, reasons, request.user)
+    messages.success(
+        request,
+        f"Sent {sent} pair{'s' if sent != 1 else ''} to adjudication"
+        + (f" ({len(reasons) - sent} had been sent before)" if len(reasons) > sent else "")
+        + ". They are on the disagreements page until an admin settles them.",
+    )
+    return redirect("scoring:trust", judge.pool.name, judge.user.username)
