@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404, StreamingHttpResponse
@@ -197,7 +198,11 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         call = import_call(pool, kind, upload, upload.name, form.validated_data, request.user)
         check_only = _truthy(_param(request, "dry_run"))
         try:
-            summary = dry_run(call) if check_only else call()
+            if check_only:
+                summary = dry_run(call)
+            else:
+                with transaction.atomic():  # a refused file leaves nothing, the named rater account included
+                    summary = call()
         except FormatError as exc:
             return format_error_response(exc)
         data = serializers.ImportSummarySerializer(summary).data
