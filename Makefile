@@ -23,9 +23,13 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
+## .env: local development settings (DEBUG=1, a random SECRET_KEY), written once; git-ignored.
+.env: | $(BIN)/python
+	$(BIN)/python -m config.local_env $@
+
 ## make run: install, migrate, load the demo and serve on http://127.0.0.1:$(PORT) with a task worker.
-run: $(VENV)/.installed
-	DEBUG=$${DEBUG:-1} $(BIN)/python manage.py run_local --port $(PORT)
+run: $(VENV)/.installed .env
+	$(BIN)/python manage.py run_local --port $(PORT)
 
 ## make test: install the test tools (and, as root, Debian's chromium for browser tests) and run every test.
 test: $(VENV)/.installed-test

@@ -1,8 +1,13 @@
 """The one settings file. Everything that differs between machines comes from the environment.
 
+Local development reads them from a git-ignored `.env` in the checkout (written once by `make run`:
+DEBUG=1 and a random SECRET_KEY); a variable set in the real environment always wins over the file.
+
+ENV_FILE         the KEY=VALUE file to read (default <checkout>/.env; empty: none).
 DEBUG            "1"/"true" for development (make run, make test); off by default.
 SECRET_KEY       required unless DEBUG.
 DATABASE_URL     postgres://user:pass@host:port/name; without it, the embedded PostgreSQL in .pgdata/.
+EMBEDDED_PG_KEEP "1": leave the embedded PostgreSQL running after a command that started it.
 ALLOWED_HOSTS    comma-separated; defaults to localhost names in DEBUG.
 UPLOAD_MAX_MB    largest accepted import file (default 200).
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
@@ -21,6 +26,32 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def read_env_file(path: Path) -> None:
+    """Put the KEY=VALUE lines of `path` into os.environ, except keys the environment already has.
+    Blank lines and # comments are skipped, "export " and quotes around a value are allowed.
+    (python-dotenv's job, in ten lines: it is not one of the app's dependencies.)"""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError):
+        return
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, equals, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or not key.isidentifier():
+            raise ImproperlyConfigured(f"{path}, line {number}: expected KEY=VALUE, not {raw!r}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        os.environ.setdefault(key, value)
+
+
+ENV_FILE = os.environ.get("ENV_FILE", str(BASE_DIR / ".env"))
+if ENV_FILE:
+    read_env_file(Path(ENV_FILE))
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -57,7 +88,10 @@ DEBUG = env_bool("DEBUG")
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is required when DEBUG is off. On a development machine run `make run` (or `make .env`)"
+            " once: it writes a local .env with DEBUG=1 and a random SECRET_KEY. In production set SECRET_KEY."
+        )
     SECRET_KEY = "insecure-development-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
@@ -118,6 +152,8 @@ TEMPLATES = [
 
 # --- Database: PostgreSQL only -------------------------------------------------------------------
 EMBEDDED_PGDATA = Path(os.environ.get("EMBEDDED_PGDATA", BASE_DIR / ".pgdata"))
+# A process that starts the embedded server stops it at exit (when no other process uses it) unless this.
+EMBEDDED_PG_KEEP = env_bool("EMBEDDED_PG_KEEP")
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     import dj_database_url

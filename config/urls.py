@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("judgments.urls")),
     path("", include("judgments.rating.urls")),
+    path("", include("judgments.campaign.urls")),
     path("", include("scoring.urls")),
     path("api/", include("config.api_urls")),
     path("", include("judgments.exchange.urls")),

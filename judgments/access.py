@@ -127,6 +127,20 @@ def may_see_rankings(user, configuration) -> bool:
     )
 
 
+def may_queue(user, pool) -> bool:
+    """Send documents to the pool's judging queue (a configuration's unjudged top k): admins, and the
+    pool's engineers when the pool allows it (Pool.queue_access)."""
+    if is_admin(user):
+        return True
+    from .models import QueueAccess
+
+    return (
+        pool.queue_access == QueueAccess.ENGINEERS
+        and is_engineer(user)
+        and pool.members.filter(pk=user.pk).exists()
+    )
+
+
 def runs_for(user) -> QuerySet:
     from .models import Run
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404, StreamingHttpResponse
@@ -34,7 +33,7 @@ from judgments.exchange.formats import FormatError, Problem
 from judgments.exchange.imports import import_run
 from judgments.exchange.imports.calls import import_call
 from judgments.exchange.imports.checks import dry_run
-from judgments.rating import queue
+from judgments.rating import grading
 
 from . import access, serializers, services
 from .models import Document, Judgment, Query, Ranking, Run
@@ -42,7 +41,15 @@ from .views import locked_out
 
 PROBLEMS_400 = OpenApiResponse(serializers.ProblemsSerializer, description="Bad input; nothing was stored.")
 STREAM_200 = OpenApiResponse(OpenApiTypes.STR, description="A streamed text file (attachment).")
-IMPORT_KINDS = ("queries", "documents", "qrels", "judgments-csv", "judgments-rater-csv", "judgments-jsonl")
+IMPORT_KINDS = (
+    "queries",
+    "documents",
+    "qrels",
+    "judgments-csv",
+    "judgments-rre",
+    "judgments-rater-csv",
+    "judgments-jsonl",
+)
 
 
 # --- Permissions and shared answers ---------------------------------------------------------------
@@ -159,11 +166,12 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         summary="Import a file into the pool (admins; all or nothing)",
         description=(
             "kind: queries (TSV or JSON lines), documents (JSON lines), qrels (TREC; `rater`, `grade_map`), "
-            "judgments-csv (Quepid; `rater`), judgments-rater-csv, judgments-jsonl. `?dry_run=1` checks "
-            "everything and reports the counts without storing anything. Judgment imports are an admin's "
-            "override of the judging queue (POST judgments/ obeys it): they store the file's grades for any "
-            "pair and rater, whether the pair is queued, complete, settled by a final grade or held by a "
-            "rater; a grade the file holds for a rater replaces that rater's grade of the pair."
+            "judgments-csv (Quepid; `rater`), judgments-rre (RRE ratings JSON; `rater`), judgments-rater-csv, "
+            "judgments-jsonl. `?dry_run=1` checks everything and reports the counts without storing anything. "
+            "Judgment imports are an admin's override of the judging queue (POST judgments/ obeys it): they "
+            "store the file's grades for any pair and rater, whether the pair is queued, complete, settled by "
+            "a final grade or held by a rater; a grade the file holds for a rater replaces that rater's grade "
+            "of the pair."
         ),
         parameters=[
             OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(IMPORT_KINDS)),
@@ -198,11 +206,7 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         call = import_call(pool, kind, upload, upload.name, form.validated_data, request.user)
         check_only = _truthy(_param(request, "dry_run"))
         try:
-            if check_only:
-                summary = dry_run(call)
-            else:
-                with transaction.atomic():  # a refused file leaves nothing, the named rater account included
-                    summary = call()
+            summary = dry_run(call) if check_only else call()
         except FormatError as exc:
             return format_error_response(exc)
         data = serializers.ImportSummarySerializer(summary).data
@@ -527,7 +531,7 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         data = form.validated_data
         existed = Judgment.objects.filter(pair=data["pair"], rater=user).exists()
         try:
-            judgment = queue.save_grade(
+            judgment = grading.save_grade(
                 data["pair"],
                 user,
                 grade=data.get("grade"),
@@ -535,7 +539,7 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 reason=data["reason"],
                 note=data["note"],
             )
-        except (queue.QueueError, services.JudgmentError) as error:
+        except (grading.QueueError, services.JudgmentError) as error:
             return problems_response(
                 str(error), [Problem(0, "doc_id", str(error))], status_code=status.HTTP_409_CONFLICT
             )

@@ -44,6 +44,13 @@ class CombineRule(models.TextChoices):
     MAX = "max", "Highest grade (lenient)"
 
 
+class QueueAccess(models.TextChoices):
+    """Who may send documents to the raters' queue (beyond building it: admins always may)."""
+
+    ADMINS = "admins", "Admins only"
+    ENGINEERS = "engineers", "Admins and the pool's engineers (their configurations' unjudged top k)"
+
+
 class Pool(models.Model):
     """One shared evaluation campaign: its queries, documents, raters and the configurations scored on it."""
 
@@ -61,6 +68,9 @@ class Pool(models.Model):
         default=False,
         help_text="Engineers see every team's rankings (documents and order), not only their own teams'. "
         "Scores are shared either way.",
+    )
+    queue_access = models.CharField(
+        "who may queue documents", max_length=10, choices=QueueAccess, default=QueueAccess.ADMINS
     )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -170,6 +170,20 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
         return dict(zip(names.split("\n"), keys, strict=True)) if names is not None else {}
 
 
+def insert_pairs(cursor, pool: Pool, source: str, params: Sequence = ()) -> None:
+    """Create the pairs of `pool` that `source` (a table, or a parenthesised query with `params`, with
+    columns query_id and document_id) names and the pool lacks: one set-based INSERT, no per-pair map in
+    Python. Pairs that exist, or that a concurrent import creates, are left alone."""
+    cursor.execute(
+        f"""
+        INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
+        SELECT %s, w.query_id, w.document_id, 0 FROM {source} w
+        ON CONFLICT (query_id, document_id) DO NOTHING
+        """,
+        [pool.pk, *params],
+    )
+
+
 def ensure_pairs(pool: Pool, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], int]:
     """Map (query pk, document pk) to pair pks, creating the missing pairs."""
     wanted = set(keys)
@@ -183,14 +197,7 @@ def ensure_pairs(pool: Pool, keys: Iterable[tuple[int, int]]) -> dict[tuple[int,
         with cursor.copy("COPY jl_wanted_pairs (query_id, document_id) FROM STDIN") as copy:
             for row in wanted:
                 copy.write_row(row)
-        cursor.execute(
-            """
-            INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
-            SELECT %s, w.query_id, w.document_id, 0 FROM jl_wanted_pairs w
-            ON CONFLICT (query_id, document_id) DO NOTHING
-            """,
-            [pool.pk],
-        )
+        insert_pairs(cursor, pool, "jl_wanted_pairs")
         cursor.execute(
             """
             SELECT p.query_id, p.document_id, p.id FROM judgments_pair p

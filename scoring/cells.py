@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from judgments.pgcopy import _COPY_HEADER, _COPY_TRAILER, _PG_EPOCH, _copy_rows, _fields
+from judgments import pgcopy
 
 from . import metrics
 from .grades import Grades, ScoringError
@@ -80,9 +79,9 @@ def _query_batches(cursor, run_ids: Sequence[int], query_ids: Sequence[int] | No
 
 
 def _ranking_dtype(width: int) -> np.dtype:
-    # an int8[] in binary: ndim, has-nulls flag, element type, size, lower bound, then (length, value)s
-    array = [("head", ">i4", (5,)), ("items", [("len", ">i4"), ("value", ">i8")], (width,))]
-    return _fields(("run", ">i8"), ("query", ">i8"), ("docs", array))
+    # an int8[] in binary: its head (ndim, has-nulls flag, element type, size, lower bound), then (length, value)s
+    array = [("head", pgcopy.ARRAY_HEAD), ("items", [("len", ">i4"), ("value", ">i8")], (width,))]
+    return pgcopy.row_dtype(("run", ">i8"), ("query", ">i8"), ("docs", array))
 
 
 def _read_rankings(cursor, run_ids: Sequence[int], batch: _Batch, query_ids: Sequence[int] | None):
@@ -106,11 +105,14 @@ def _read_rankings(cursor, run_ids: Sequence[int], batch: _Batch, query_ids: Seq
             found["width"] = int.from_bytes(body[42:46], "big") if len(body) >= 46 else 0
         return _ranking_dtype(found["width"])
 
-    rows = _copy_rows(
+    rows = pgcopy.read_rows(
         cursor, f"SELECT run_id, query_id, {padded} FROM judgments_ranking WHERE {where}", params, dtype
     )
     head = rows["docs"]["head"]
-    if len(rows) and not ((head[:, 0] == 1) & (head[:, 1] == 0) & (head[:, 3] == found["width"])).all():
+    if (
+        len(rows)
+        and not ((head["ndim"] == 1) & (head["has_nulls"] == 0) & (head["length"] == found["width"])).all()
+    ):
         raise ScoringError("unexpected ranking array in the binary COPY stream")
     items = rows["docs"]["items"]
     if len(rows) and (items["len"] != 8).any():
@@ -189,21 +191,8 @@ def _score_cells(grades: Grades, run_ids: Sequence[int], rank_run, rank_query, d
 # --- Writing -------------------------------------------------------------------------------------------
 
 
-def _now() -> int:
-    """Now as a PostgreSQL binary timestamp (microseconds since 2000-01-01 UTC)."""
-    return int((time.time() - _PG_EPOCH) * 1_000_000)
-
-
 _VALUE_KINDS = [(c, "u1" if c.startswith("has_") else ">f8") for c in _CELL_COLUMNS]
 _TABLE = CellScore._meta.db_table
-
-
-def _binary_rows(columns: list[tuple[str, str]], count: int) -> np.ndarray:
-    table = np.empty(count, dtype=_fields(*columns))
-    table["nfields"] = len(columns)
-    for name, kind in columns:
-        table[f"len_{name}"] = np.dtype(kind).itemsize
-    return table
 
 
 def _fill_values(table: np.ndarray, values: np.ndarray) -> None:
@@ -216,13 +205,13 @@ def _insert_rows(cursor, rows: _Rows, selection: np.ndarray) -> int:
     if not len(selection):
         return 0
     names = ["run_id", "query_id", *_CELL_COLUMNS, "updated_at"]
-    table = _binary_rows([("run", ">i8"), ("query", ">i8"), *_VALUE_KINDS, ("at", ">i8")], len(selection))
+    columns = [("run", ">i8"), ("query", ">i8"), *_VALUE_KINDS, ("at", ">i8")]
+    table = pgcopy.empty_rows(columns, len(selection))
     table["run"] = rows.run[selection]
     table["query"] = rows.query[selection]
     _fill_values(table, rows.values[selection])
-    table["at"] = _now()
-    with cursor.copy(f"COPY {_TABLE} ({', '.join(names)}) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.write(_COPY_HEADER + table.tobytes() + _COPY_TRAILER)
+    table["at"] = pgcopy.timestamp()
+    pgcopy.write_rows(cursor, _TABLE, names, table)
     return len(selection)
 
 
@@ -230,7 +219,7 @@ def _read_stored(cursor, where: str, params: list):
     """Stored rows: ids, runs, queries, values."""
     sql = f"SELECT id, run_id, query_id, {', '.join(_CELL_COLUMNS)} FROM {_TABLE} WHERE {where}"
     columns = [("id", ">i8"), ("run", ">i8"), ("query", ">i8"), *_VALUE_KINDS]
-    stored = _copy_rows(cursor, sql, params, _fields(*columns))
+    stored = pgcopy.read_rows(cursor, sql, params, pgcopy.row_dtype(*columns))
     values = np.empty((len(stored), len(_CELL_COLUMNS)))
     for j, (name, _) in enumerate(_VALUE_KINDS):
         values[:, j] = stored[name]

@@ -7,7 +7,7 @@ flavour), which the scoring service keeps current as grades and runs arrive:
   has_ranking=False count 0, as `trec_eval -c`); judged@k is averaged over the queries the run ranked;
 - two configurations are compared on the queries that have a row for both, query by query (paired);
 - the significance figures are those of `scoring.stats` (paired randomization test, paired t-test,
-  percentile bootstrap, Holm), computed for several metrics at once by `scoring.paired_stats`.
+  percentile bootstrap, Holm), computed for several metrics at once.
 
 Reads are sized for pools of 50 configurations x 5,000 queries (`tests/bench/run.py bench_compare`): the
 leaderboard is one aggregate over the two newest runs' rows of one flavour, a comparison reads only
@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from datetime import datetime
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
 
 from judgments.models import (
     Pool,
@@ -33,9 +30,10 @@ from judgments.models import (
 )
 
 from . import stats
+from .leaderboard import LeaderboardRow, RunMeans, plan_for_memory, pool_means, run_means
 from .metrics import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS
 from .models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, QueryScore
-from .paired_stats import N_RESAMPLES, SEED, compare_many, randomization_pvalues
+from .stats import N_RESAMPLES, SEED, compare_many, randomization_pvalues
 
 LEADERBOARD_METRICS: tuple[str, ...] = tuple(f"ndcg@{k}" for k in CUTOFFS)
 HEADLINE_METRIC = "ndcg@10"
@@ -82,132 +80,36 @@ def flavour_descriptions() -> list[tuple[str, str]]:
     ]
 
 
-# --- Means per run: one aggregate query ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """Means over one run's stored rows in one flavour."""
-
-    run_id: int
-    n_queries: int  # rows scored
-    n_unranked: int  # rows where the run had no ranking for the query (scored 0)
-    means: dict[str, float]  # metric -> mean over every row
-    judged: dict[str, float | None]  # judged@k over the ranked queries (None: the run ranked none)
-
-    @property
-    def n_ranked(self) -> int:
-        return self.n_queries - self.n_unranked
-
-
-def _plan_for_memory(cursor) -> None:
-    """Tell the planner, for this transaction, that score pages are read from memory.
-
-    Measured when scores were stored one row per flavour: with the default random_page_cost (4,
-    spinning disks) PostgreSQL read a run's rows through the run_id index and filtered the other
-    flavours out, touching four times the pages; costed as memory-resident it used the (run, flavour,
-    query) index (3-4x faster on 50 configurations x 5,000 queries). The wide rows (scoring.models)
-    are read through their (run, query) index either way; the setting stays for the other reads."""
-    cursor.execute("SELECT set_config('random_page_cost', '1.1', true)")
-
-
-def run_summaries(run_ids, flavour: str, metrics=tuple(METRIC_FIELDS)) -> dict[int, RunSummary]:
-    """{run id: RunSummary} of `metrics` (and judged@k) for the runs that have rows in `flavour`:
-    one GROUP BY over the stored rows."""
-    ids = [int(i) for i in run_ids]
-    if not ids:
-        return {}
-    metrics = tuple(metrics)
-    sums = ", ".join(f"sum({METRIC_FIELDS[m]})" for m in metrics)
-    judged = ", ".join(f"sum({field})" for field in JUDGED_FIELDS.values())
-    sql = (
-        f"SELECT run_id, count(*), count(*) FILTER (WHERE NOT has_ranking), {sums}, {judged}"
-        f" FROM {QueryScore._meta.db_table} WHERE run_id = ANY(%s) AND flavor = %s GROUP BY run_id"
-    )
-    with transaction.atomic(), connection.cursor() as cursor:
-        _plan_for_memory(cursor)
-        cursor.execute(sql, [ids, flavour])
-        rows = cursor.fetchall()
-    result = {}
-    for run_id, n, unranked, *totals in rows:
-        ranked = n - unranked
-        # Rows of unranked queries hold judged@k = 0, so the sum over all rows is the sum over the ranked.
-        result[run_id] = RunSummary(
-            run_id=run_id,
-            n_queries=n,
-            n_unranked=unranked,
-            means={m: total / n for m, total in zip(metrics, totals[: len(metrics)], strict=True)},
-            judged={
-                m: (total / ranked if ranked else None)
-                for m, total in zip(JUDGED_FIELDS, totals[len(metrics) :], strict=True)
-            },
-        )
-    return result
-
-
-@dataclass
-class LeaderboardRow:
-    configuration: SearchConfiguration
-    run_id: int | None = None
-    run_created_at: datetime | None = None
-    current: RunSummary | None = None  # None: no run, or not scored yet
-    previous_run_id: int | None = None
-    previous: RunSummary | None = None
-
-    def mean(self, metric: str) -> float | None:
-        return self.current.means[metric] if self.current else None
-
-    def judged(self, metric: str) -> float | None:
-        return self.current.judged[metric] if self.current else None
-
-    def change(self, metric: str) -> float | None:
-        """Mean of the current run minus the mean of the previous run (None without both)."""
-        if self.current is None or self.previous is None:
-            return None
-        return self.current.means[metric] - self.previous.means[metric]
+# --- Leaderboard and history: the means of `scoring.leaderboard` ---------------------------------------
 
 
 def leaderboard(pool: Pool, flavour: str) -> list[LeaderboardRow]:
     """One row per configuration of the pool, best mean NDCG@10 first; unscored ones last, by name.
 
-    Three queries whatever the size of the pool: the configurations, their two newest runs (a window
-    function), one aggregate over those runs' stored rows in the flavour. Configurations without a run
-    are listed too.
+    Three queries whatever the size of the pool (`leaderboard.pool_means`): the configurations, their
+    two newest runs, one aggregate over those runs' stored rows in the flavour. Configurations without a
+    run are listed too.
     """
-    flavour = check_flavour(flavour)
-    rows = {c.pk: LeaderboardRow(c) for c in pool.configurations.select_related("team").order_by("name")}
-    newest = list(
-        Run.objects.filter(configuration__pool=pool)
-        .annotate(age=Window(RowNumber(), partition_by=[F("configuration_id")], order_by=F("id").desc()))
-        .filter(age__lte=2)
-        .values_list("id", "configuration_id", "created_at", "age")
-    )
-    summaries = run_summaries([run_id for run_id, *_ in newest], flavour, LEADERBOARD_METRICS)
-    for run_id, configuration_id, created_at, age in newest:
-        row = rows[configuration_id]
-        if age == 1:
-            row.run_id, row.run_created_at, row.current = run_id, created_at, summaries.get(run_id)
-        else:
-            row.previous_run_id, row.previous = run_id, summaries.get(run_id)
+    rows = pool_means(pool, check_flavour(flavour), LEADERBOARD_METRICS)
 
     def order(row: LeaderboardRow):
         score = row.mean(HEADLINE_METRIC)
         return (score is None, -(score or 0.0), row.configuration.name)
 
-    return sorted(rows.values(), key=order)
+    return sorted(rows, key=order)
 
 
 @dataclass(frozen=True)
 class HistoryPoint:
     run: Run
-    summary: RunSummary | None  # None: this run has no stored scores in the flavour
+    summary: RunMeans | None  # None: this run has no stored scores in the flavour
 
 
 def configuration_history(configuration: SearchConfiguration, flavour: str) -> list[HistoryPoint]:
     """Every run of the configuration, oldest first, with its stored means (two queries)."""
     flavour = check_flavour(flavour)
     runs = list(configuration.runs.order_by("id"))
-    summaries = run_summaries([r.pk for r in runs], flavour)
+    summaries = run_means([r.pk for r in runs], flavour)
     return [HistoryPoint(run, summaries.get(run.pk)) for run in runs]
 
 
@@ -235,7 +137,7 @@ def run_scores(run_ids, flavour: str, metrics=tuple(SCORE_FIELDS)) -> dict[int, 
     columns = ", ".join(SCORE_FIELDS[m] for m in metrics)
     table = QueryScore._meta.db_table
     with transaction.atomic(), connection.cursor() as cursor:
-        _plan_for_memory(cursor)
+        plan_for_memory(cursor)
         cursor.execute(
             f"SELECT run_id, query_id, has_ranking::int, {columns} FROM {table}"
             " WHERE flavor = %s AND run_id = ANY(%s) ORDER BY run_id, query_id",
@@ -525,7 +427,7 @@ def cutoff_means(configurations, flavour: str, family: str = "ndcg") -> dict[int
     """{configuration pk: [mean of family@k for k in CUTOFFS]} of the current runs (one aggregate query)."""
     runs = current_runs(configurations)
     metrics = [f"{family}@{k}" for k in CUTOFFS]
-    summaries = run_summaries([r.pk for r in runs.values()], check_flavour(flavour), metrics)
+    summaries = run_means([r.pk for r in runs.values()], check_flavour(flavour), metrics)
     result = {}
     for configuration in configurations:
         run = runs.get(configuration.pk)

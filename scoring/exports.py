@@ -4,13 +4,13 @@
   (by id) the measures map, recip_rank, P_k, recall_k, ndcg_cut_k, then the "all" lines (runid,
   num_q and the means). With flavour "trec" the numbers are trec_eval's `-c -m ...` values.
 - `score_lines(pool, flavour, fmt)`: the rows of `manage.py export_scores` (JSON lines or CSV): one per
-  (configuration, query, metric) of each current run, then the "all" means.
+  (configuration, query, metric) of each current run, then the "all" means; one flavour or several.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import groupby
 
 from django.db.models import Avg, Count
@@ -83,31 +83,41 @@ def _blocks(lines: Iterator[str], size: int = 1000) -> Iterator[str]:
 
 
 def judged_metric(metric: str) -> str | None:
+    """The judged@k that goes with a metric cut at k (None for mrr and ap)."""
     _, at, k = metric.partition("@")
     return f"judged@{k}" if at else None
 
 
-def score_lines(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR, fmt: str = "jsonl") -> Iterator[str]:
-    """Every stored score of each configuration's current run, as `manage.py export_scores` prints them."""
-    _check_flavour(flavour)
+def score_lines(
+    pool: Pool, flavour: str | Sequence[str] = metrics.DEFAULT_FLAVOUR, fmt: str = "jsonl"
+) -> Iterator[str]:
+    """Every stored score of each configuration's current run, as `manage.py export_scores` prints them:
+    by configuration name, flavour (one, or each of a sequence of flavours) and query id, the "all" means
+    after each configuration's queries in a flavour; CSV has one header."""
+    flavours = [flavour] if isinstance(flavour, str) else list(flavour)
+    for name in flavours:
+        _check_flavour(name)
     if fmt not in SCORE_FORMATS:
         raise ValueError(f"format must be one of {SCORE_FORMATS}, not {fmt!r}")
-    means = {m.configuration.name: m.current.means for m in configuration_means(pool, flavour)}
+    means = {
+        name: {m.configuration.name: m.current.means for m in configuration_means(pool, name) if m.current}
+        for name in flavours
+    }
     names = [*metrics.METRICS, *metrics.JUDGED]
     fields = [METRIC_FIELDS[m] for m in metrics.METRICS] + [JUDGED_FIELDS[m] for m in metrics.JUDGED]
     rows = (
         QueryScore.objects.current()
-        .filter(run__configuration__pool=pool, flavor=flavour)
-        .order_by("run__configuration__name", "query__external_id")
-        .values_list("run__configuration__name", "query__external_id", *fields)
+        .filter(run__configuration__pool=pool, flavor__in=flavours)
+        .order_by("run__configuration__name", "flavor", "query__external_id")
+        .values_list("run__configuration__name", "flavor", "query__external_id", *fields)
         .iterator(chunk_size=2000)
     )
 
     def records() -> Iterator[tuple]:
-        for configuration, group in groupby(rows, key=lambda row: row[0]):
-            for _, query, *values in group:
-                yield from _metric_rows(configuration, query, flavour, dict(zip(names, values, strict=True)))
-            yield from _metric_rows(configuration, "all", flavour, means[configuration])
+        for (configuration, name), group in groupby(rows, key=lambda row: row[:2]):
+            for _, _, query, *values in group:
+                yield from _metric_rows(configuration, query, name, dict(zip(names, values, strict=True)))
+            yield from _metric_rows(configuration, "all", name, means[name][configuration])
 
     if fmt == "jsonl":
         return _blocks(json.dumps(dict(zip(COLUMNS, row, strict=True))) + "\n" for row in records())

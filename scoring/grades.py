@@ -9,7 +9,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from judgments.models import CombineRule, Pool
-from judgments.pgcopy import _copy_columns
+from judgments.pgcopy import read_columns
 
 from . import metrics
 
@@ -70,7 +70,7 @@ def _read_grades(cursor, pool_id: int, rule: str, query_ids: Iterable[int] | Non
     if query_ids is None:
         return _read_pool_grades(cursor, pool_id, rule)
     params = [pool_id, sorted({int(q) for q in query_ids})]
-    columns = _copy_columns(
+    columns = read_columns(
         cursor,
         _GRADES_SQL.format(where="AND p.query_id = ANY(%s)"),
         params,
@@ -83,7 +83,7 @@ def _read_pool_grades(cursor, pool_id: int, rule: str) -> Grades:
     """Every grade of a pool without joining in SQL (the join is most of the cost): the pool's pairs,
     then the judgments of the pairs' id range, matched to the pairs in numpy. When the pool's pairs are
     scattered over a much wider id range (pools filled at the same time), a semi-join reads instead."""
-    pair, query, doc, final = _copy_columns(
+    pair, query, doc, final = read_columns(
         cursor,
         "SELECT array_agg(id), array_agg(query_id), array_agg(document_id),"
         " array_agg(COALESCE(final_grade, -1)::int2) FROM judgments_pair WHERE pool_id = %s",
@@ -97,7 +97,7 @@ def _read_pool_grades(cursor, pool_id: int, rule: str) -> Grades:
         where, params = "j.pair_id BETWEEN %s AND %s", [low, high]
     else:
         where, params = "j.pair_id IN (SELECT id FROM judgments_pair WHERE pool_id = %s)", [pool_id]
-    judged, grade = _copy_columns(
+    judged, grade = read_columns(
         cursor,
         f"SELECT array_agg(j.pair_id), array_agg(j.grade) FROM judgments_judgment j WHERE {where} AND NOT j.cant_judge",
         params,

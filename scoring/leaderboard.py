@@ -1,90 +1,149 @@
-"""Leaderboard means of a pool's configurations, read from the stored scores."""
+"""Means of a pool's configurations, read from the stored scores: the one reader of the leaderboard page,
+its CSV, the score exports (`exports.score_lines`, `manage.py export_scores`), a configuration's history
+and the comparison page's cutoff chart. Nothing here recomputes a metric.
+
+- `run_means(run_ids, flavour, metrics)`: one GROUP BY over the stored rows of some runs in a flavour.
+  A metric's mean is over every row (a query the run has no ranking for counts 0, as `trec_eval -c`);
+  judged@k is averaged over the queries the run ranked (None when it ranked none).
+- `pool_means(pool, flavour, metrics)`: every configuration of the pool with its two newest runs and
+  their means, in three queries whatever the size of the pool: the configurations, their two newest runs
+  (a window function) and `run_means` over those runs.
+- `configuration_means(pool, flavour)`: the configurations that have a run, with every metric, in name
+  order (the exports' "all" rows).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 
-from judgments.models import Pool, SearchConfiguration
+from judgments.models import Pool, Run, SearchConfiguration
 
 from . import metrics
-from .cells import FLAVOUR_NAMES, SCORE_COLUMNS
-from .models import QueryScore
+from .cells import FLAVOUR_NAMES
+from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
 
-# --- Leaderboards --------------------------------------------------------------------------------------
+ALL_METRICS: tuple[str, ...] = tuple(METRIC_FIELDS)
 
 
 @dataclass(frozen=True)
 class RunMeans:
-    """Means of one run's stored scores over every graded query of the pool (missing rankings count 0).
+    """Means over one run's stored rows in one flavour.
 
-    means: {metric: mean} for every name in metrics.METRICS (None when n_queries is 0) and metrics.JUDGED
-    (judged@k over the queries the run ranked, as on the leaderboard; None when it ranked none).
-    n_missing: graded queries the run has no ranking for; n_no_relevant: graded queries with no
-    document of grade >= 1 (both are included in n_queries and in the means, with their scores).
+    means: {metric: mean over every row} for the metrics read, and {judged@k: mean over the rows of the
+    queries the run ranked (None when it ranked none)} for every k. n_unranked: rows of queries the run
+    has no ranking for (scored 0); n_no_relevant: rows of queries with no document of grade >= 1 (both
+    are included in n_queries and in the means, with their scores).
     """
 
     run_id: int
     n_queries: int
-    n_missing: int
+    n_unranked: int
     n_no_relevant: int
     means: dict[str, float | None]
 
+    @property
+    def n_ranked(self) -> int:
+        return self.n_queries - self.n_unranked
 
-@dataclass(frozen=True)
-class ConfigurationMeans:
-    configuration: SearchConfiguration  # with .team loaded
-    current: RunMeans  # the configuration's newest run
-    previous: RunMeans | None  # the run before it, scored against the same (current) grades
+    @property
+    def judged(self) -> dict[str, float | None]:
+        return {metric: self.means[metric] for metric in JUDGED_FIELDS}
+
+
+def plan_for_memory(cursor) -> None:
+    """Tell the planner, for this transaction, that score pages are read from memory.
+
+    Measured when scores were stored one row per flavour: with the default random_page_cost (4,
+    spinning disks) PostgreSQL read a run's rows through the run_id index and filtered the other
+    flavours out, touching four times the pages; costed as memory-resident it used the (run, flavour,
+    query) index (3-4x faster on 50 configurations x 5,000 queries). The wide rows (scoring.models)
+    are read through their (run, query) index either way; the setting stays for the other reads."""
+    cursor.execute("SELECT set_config('random_page_cost', '1.1', true)")
+
+
+def run_means(run_ids, flavour: str, metrics=ALL_METRICS) -> dict[int, RunMeans]:
+    """{run id: RunMeans} of `metrics` (and judged@k) for the runs that have rows in `flavour`: one
+    GROUP BY over the stored rows."""
+    ids = [int(i) for i in run_ids]
+    if not ids:
+        return {}
+    metrics = tuple(metrics)
+    sums = ", ".join(f"sum({METRIC_FIELDS[m]})" for m in metrics)
+    judged = ", ".join(f"sum({field})" for field in JUDGED_FIELDS.values())
+    sql = (
+        "SELECT run_id, count(*), count(*) FILTER (WHERE NOT has_ranking),"
+        f" count(*) FILTER (WHERE NOT has_relevant), {sums}, {judged}"
+        f" FROM {QueryScore._meta.db_table} WHERE run_id = ANY(%s) AND flavor = %s GROUP BY run_id"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        plan_for_memory(cursor)
+        cursor.execute(sql, [ids, flavour])
+        rows = cursor.fetchall()
+    result = {}
+    for run_id, n, unranked, no_relevant, *totals in rows:
+        ranked = n - unranked
+        means = {m: total / n for m, total in zip(metrics, totals[: len(metrics)], strict=True)}
+        # Rows of unranked queries hold judged@k = 0, so the sum over all rows is the sum over the ranked.
+        for m, total in zip(JUDGED_FIELDS, totals[len(metrics) :], strict=True):
+            means[m] = total / ranked if ranked else None
+        result[run_id] = RunMeans(run_id, n, unranked, no_relevant, means)
+    return result
+
+
+@dataclass
+class LeaderboardRow:
+    """A configuration (with .team loaded), its newest run and the run before it, with their means
+    (None: no such run, or not scored yet)."""
+
+    configuration: SearchConfiguration
+    run_id: int | None = None
+    run_created_at: datetime | None = None
+    current: RunMeans | None = None
+    previous_run_id: int | None = None
+    previous: RunMeans | None = None
+
+    def mean(self, metric: str) -> float | None:
+        """The current run's mean of `metric` (judged@k included); None without one."""
+        return self.current.means[metric] if self.current else None
+
+    judged = mean  # judged@k: over the queries the run ranked (see RunMeans)
 
     def change(self, metric: str) -> float | None:
-        """Current minus previous mean of `metric`; None without a previous run or a mean."""
-        if self.previous is None:
+        """Current minus previous mean of `metric`; None without both runs' means."""
+        if self.current is None or self.previous is None:
             return None
-        now, before = self.current.means.get(metric), self.previous.means.get(metric)
+        now, before = self.current.means[metric], self.previous.means[metric]
         return None if now is None or before is None else now - before
 
 
-def configuration_means(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR) -> list[ConfigurationMeans]:
-    """For each configuration of `pool` that has a run, in name order: the means of its current run
-    (and of the previous run) in `flavour`, by SQL AVG over the stored rows. Nothing is recomputed."""
+def pool_means(pool: Pool, flavour: str, metrics=ALL_METRICS) -> list[LeaderboardRow]:
+    """Every configuration of the pool in name order, those without a run too, with the means of its
+    two newest runs in `flavour` (the flavour is not checked here)."""
+    rows = {c.pk: LeaderboardRow(c) for c in pool.configurations.select_related("team").order_by("name")}
+    newest = list(
+        Run.objects.filter(configuration__pool=pool)
+        .annotate(age=Window(RowNumber(), partition_by=[F("configuration_id")], order_by=F("id").desc()))
+        .filter(age__lte=2)
+        .values_list("id", "configuration_id", "created_at", "age")
+    )
+    means = run_means([run_id for run_id, *_ in newest], flavour, metrics)
+    for run_id, configuration_id, created_at, age in newest:
+        row = rows[configuration_id]
+        if age == 1:
+            row.run_id, row.run_created_at, row.current = run_id, created_at, means.get(run_id)
+        else:
+            row.previous_run_id, row.previous = run_id, means.get(run_id)
+    return list(rows.values())
+
+
+def configuration_means(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR) -> list[LeaderboardRow]:
+    """The configurations of `pool` that have a run, in name order, with the means of every metric of
+    their current and previous runs in `flavour`."""
     if flavour not in metrics.FLAVOURS:
         raise ValueError(f"unknown flavour {flavour!r}; expected one of {FLAVOUR_NAMES}")
-    # judged@k: over the queries the run ranked (an unranked query's row holds 0), as the leaderboard.
-    averages = ", ".join(
-        f"avg(s.{column}) FILTER (WHERE s.has_ranking)" if metric in metrics.JUDGED else f"avg(s.{column})"
-        for metric, column in SCORE_COLUMNS.items()
-    )
-    sql = f"""
-        WITH runs AS (
-            SELECT r.id, r.configuration_id,
-                   row_number() OVER (PARTITION BY r.configuration_id ORDER BY r.id DESC) AS age
-            FROM judgments_run r
-            JOIN judgments_searchconfiguration c ON c.id = r.configuration_id
-            WHERE c.pool_id = %s
-        )
-        SELECT runs.configuration_id, runs.id, runs.age, count(s.id),
-               count(s.id) FILTER (WHERE NOT s.has_ranking),
-               count(s.id) FILTER (WHERE NOT s.has_relevant),
-               {averages}
-        FROM runs
-        LEFT JOIN {QueryScore._meta.db_table} s ON s.run_id = runs.id AND s.flavor = %s
-        WHERE runs.age <= 2
-        GROUP BY runs.configuration_id, runs.id, runs.age
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [pool.pk, flavour])
-        rows = cursor.fetchall()
-    per_configuration: dict[int, dict[int, RunMeans]] = {}
-    for configuration_id, run_id, age, n, n_missing, n_no_relevant, *means in rows:
-        per_configuration.setdefault(configuration_id, {})[age] = RunMeans(
-            run_id, n, n_missing, n_no_relevant, dict(zip(SCORE_COLUMNS, means, strict=True))
-        )
-    configurations = SearchConfiguration.objects.filter(pk__in=per_configuration).select_related("team")
-    return [
-        ConfigurationMeans(
-            configuration, per_configuration[configuration.pk][1], per_configuration[configuration.pk].get(2)
-        )
-        for configuration in configurations.order_by("name")
-    ]
+    return [row for row in pool_means(pool, flavour) if row.run_id is not None]

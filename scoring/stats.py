@@ -1,32 +1,32 @@
-"""Significance testing for comparing two search configurations.
+"""Significance testing for comparing search configurations: pure numpy, no Django, no scipy.
 
-Both configurations are scored on the *same* queries (one value per query,
-e.g. NDCG@10), so every test here is paired: ``a[i]`` and ``b[i]`` belong to
-the same query.  Differences are always taken as ``b - a`` ("B vs A").
+Configurations are scored on the *same* queries (one value per query and metric, e.g. NDCG@10), so
+every test here is paired: row ``i`` of ``a`` and of ``b`` belong to the same query. Differences are
+always ``b - a`` ("B vs A"). The tests work column-wise: a comparison page shows 4 or more metrics of
+two configurations on thousands of queries, and a matrix compares every pair of configurations, so
+each array is (queries x columns) and the random numbers (sign flips, query resamples) are drawn once
+for all the columns; each column still gets exactly its own test.
 
-Pure numpy at runtime (no scipy): the Student t CDF is computed from the
-regularized incomplete beta function (Numerical Recipes continued fraction).
+* `randomization_pvalues`: the sign-flip randomization test of the mean difference; it looks up
+  precomputed partial sums for each byte of random bits (8 queries a lookup).
+* `bootstrap_means`, `percentile_intervals`: the percentile bootstrap of the means.
+* `paired_t_test` (with `student_t_sf`: the Student t CDF from the regularized incomplete beta
+  function, Numerical Recipes' continued fraction), `holm`, `wins_ties_losses`.
+* `compare_many`: all of these for every column, as `Comparison`s (with their one-line sentence).
 
-Resampling is vectorised and chunked so memory stays bounded (a few MB)
-whatever the number of queries and resamples:
+Performance note: a full bootstrap costs one random index per query per resample, i.e. 5e7 for
+5,000 queries x 10,000 resamples, so `compare_many` caps its bootstrap at 5e6 index draws by default
+(`default_n_bootstrap`: 1,000 resamples at 5,000 queries, the full 10,000 up to 500 queries) while
+the randomization p-value keeps all ``n_resamples=10000`` (it is ~25x cheaper per resample). With
+1,000 resamples the Monte-Carlo standard error of a 95% percentile endpoint is about 0.085 standard
+errors of the mean (~0.0004 NDCG for 5,000 queries with per-query sd 0.3), below the 3 decimals shown.
 
-* the sign-flip randomization test looks up precomputed partial sums for
-  each byte of random bits (8 queries per lookup);
-* the bootstrap draws index blocks of ~256k entries at a time.
+No BLAS: a multi-threaded BLAS call on a busy web server wakes up spinning threads that cost more than
+the arithmetic; numpy's own loops are used instead. Memory stays bounded (a few MB) whatever the
+number of queries and resamples: both resamplings work in blocks.
 
-Performance note: a full bootstrap costs one random index and one gather per
-query per resample, i.e. 5e7 of each for 5,000 queries x 10,000 resamples
-(~0.25 s on the reference machine), so :func:`compare` caps its bootstrap at
-5e6 index draws by default (1,000 resamples at 5,000 queries, the full 10,000
-up to 500 queries) while the randomization p-value keeps all
-``n_resamples=10000`` (it is ~25x cheaper per resample).  With 1,000
-resamples the Monte-Carlo standard error of a 95% percentile endpoint is
-about 0.085 standard errors of the mean (~0.0004 NDCG for 5,000 queries with
-per-query sd 0.3), below the 3 decimals that are displayed.
-
-Accuracy of the t-test p-value: within ~1e-11 (relative) of scipy up to
-about 1e6 pairs; the continued fraction loses roughly eps * df relative
-precision beyond that (irrelevant for judged query sets).
+Accuracy of the t-test p-value: within ~1e-11 (relative) of scipy up to about 1e6 pairs; the continued
+fraction loses roughly eps * df relative precision beyond that (irrelevant for judged query sets).
 """
 
 from __future__ import annotations
@@ -37,26 +37,30 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "CONFIDENCE",
+    "N_RESAMPLES",
+    "SEED",
     "Comparison",
-    "bootstrap_ci",
-    "compare",
+    "bootstrap_means",
+    "compare_many",
     "default_n_bootstrap",
     "holm",
-    "paired_randomization_test",
     "paired_t_test",
+    "percentile_intervals",
+    "randomization_pvalues",
     "student_t_sf",
     "wins_ties_losses",
 ]
 
-# Elements (resamples x queries) handled per vectorised block.
-_BOOTSTRAP_BLOCK = 1 << 18
-# Random bytes (query-bytes x resamples) handled per block in the sign-flip test.
-_RANDOMIZATION_BLOCK = 1 << 23
-# Relative tolerance (w.r.t. sum |d|) under which resampled statistics count as
-# ties with the observed one; absorbs summation-order rounding only.
+N_RESAMPLES = 10_000  # sign flips of the randomization test (Monte-Carlo SE of p = 0.05: 0.002)
+SEED = 0
+CONFIDENCE = 0.95
+# Relative tolerance (w.r.t. sum |d|) under which resampled sums count as ties with the observed one;
+# absorbs summation-order rounding only.
 _TIE_RTOL = 1e-9
-# Budget of bootstrap index draws (resamples x queries) for compare()'s default.
-_BOOTSTRAP_DRAWS = 5_000_000
+_RANDOM_BYTES = 1 << 23  # random bytes (query groups x resamples) per block of the randomization test
+_BOOTSTRAP_ROWS = 100  # resamples per bootstrap block: (100 x queries) counts stay in cache
+_BOOTSTRAP_DRAWS = 5_000_000  # budget of bootstrap index draws (resamples x queries) by default
 
 
 # ---------------------------------------------------------------------------
@@ -219,60 +223,56 @@ def paired_t_test(a, b) -> tuple[float, float]:
 # sign-flip randomization test
 # ---------------------------------------------------------------------------
 
-# _BYTE_SIGNS[v, k] = +1 if bit k of byte v is set else -1 (little bit order).
+# _BYTE_SIGNS[v, k] = +1 if bit k of byte v is set else -1: the sign pattern of 8 queries coded as one byte.
 _BYTE_SIGNS = (
     np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float64) * 2.0
     - 1.0
 )
 
 
-def paired_randomization_test(a, b, *, n_resamples: int = 10000, seed: int | None = 0) -> float:
-    """Two-sided paired permutation (sign-flip) test of the mean of ``b - a``.
+def randomization_pvalues(
+    d: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int | None = SEED
+) -> np.ndarray:
+    """Two-sided paired sign-flip test of the mean of every column of d (n queries x m), at once.
 
-    Each resample flips the sign of every difference independently with
-    probability 1/2.  Returns ``(count(|mean*| >= |mean_obs|) + 1) / (n_resamples + 1)``
-    where ties are detected with a tiny relative tolerance.  Empty input -> nan.
+    Each resample flips the sign of every query's difference independently with probability 1/2 (the
+    same flips for every column); p = (count(|sum*| >= |sum|) + 1) / (R + 1), ties detected with a tiny
+    relative tolerance. No queries: nan. A column padded with zeros for queries it lacks gives exactly
+    its own test: a zero difference adds nothing to any resampled sum.
 
-    Implementation: the random signs come from random bytes; for each group of
-    8 queries the 256 possible signed partial sums are precomputed, so a
-    resample costs ceil(n / 8) table lookups.  Memory is bounded by processing
-    resamples in blocks of at most ~8 MB of random bytes.
+    For each group of 8 queries the 256 possible signed partial sums are precomputed, so a resample
+    costs ceil(n / 8) table lookups; the random bytes come in blocks of at most ~8 MB.
     """
-    a, b = _paired(a, b)
     n_resamples = _check_resamples(n_resamples)
-    n = a.size
+    d = np.asarray(d, dtype=np.float64)
+    if d.ndim == 1:
+        d = d[:, None]
+    n, m = d.shape
     if n == 0:
-        return math.nan
-    d = b - a
-    observed = abs(float(d.sum()))
-    tol = _TIE_RTOL * float(np.abs(d).sum())
-    threshold = observed - tol
-
+        return np.full(m, math.nan)
+    observed = np.abs(d.sum(axis=0))
+    threshold = observed - _TIE_RTOL * np.abs(d).sum(axis=0)
     n_groups = (n + 7) // 8
-    padded = np.zeros(n_groups * 8)
+    padded = np.zeros((n_groups * 8, m))
     padded[:n] = d
-    groups = padded.reshape(n_groups, 8)
-    # table[j, v] = signed sum of the 8 differences of group j under sign pattern v
-    # (elementwise on purpose: a tiny BLAS call here wakes up spinning threads).
-    table = np.zeros((n_groups, 256))
-    for k in range(8):
-        table += groups[:, k, None] * _BYTE_SIGNS[None, :, k]
-
+    groups = padded.reshape(n_groups, 8, m)
+    # table[j, c, v]: signed sum of the 8 differences of group j in column c under sign pattern v.
+    table = np.ascontiguousarray(np.einsum("vk,gkc->gcv", _BYTE_SIGNS, groups))
     rng = np.random.default_rng(seed)
-    block = max(1, min(n_resamples, _RANDOMIZATION_BLOCK // n_groups))
-    count = 0
+    block = max(1, min(n_resamples, _RANDOM_BYTES // n_groups))
+    counts = np.zeros(m, dtype=np.int64)
     done = 0
     while done < n_resamples:
         size = min(block, n_resamples - done)
         n_bytes = n_groups * size
         raw = rng.bit_generator.random_raw((n_bytes + 7) // 8).astype("<u8", copy=False)
         codes = raw.view(np.uint8)[:n_bytes].reshape(n_groups, size)
-        sums = np.zeros(size)
+        sums = np.zeros((m, size))
         for j in range(n_groups):
-            sums += table[j].take(codes[j])
-        count += int(np.count_nonzero(np.abs(sums) >= threshold))
+            sums += table[j].take(codes[j], axis=1)
+        counts += np.count_nonzero(np.abs(sums) >= threshold[:, None], axis=1)
         done += size
-    return (count + 1) / (n_resamples + 1)
+    return (counts + 1) / (n_resamples + 1)
 
 
 # ---------------------------------------------------------------------------
@@ -280,53 +280,37 @@ def paired_randomization_test(a, b, *, n_resamples: int = 10000, seed: int | Non
 # ---------------------------------------------------------------------------
 
 
-def _bootstrap_means(columns: list[np.ndarray], n_resamples: int, rng) -> list[np.ndarray]:
-    """Bootstrap means of each column, all columns resampled with the same indices."""
-    n = columns[0].size
-    out = [np.empty(n_resamples) for _ in columns]
-    block = max(1, _BOOTSTRAP_BLOCK // n)
+def bootstrap_means(x: np.ndarray, *, n_resamples: int, seed: int | None = SEED) -> np.ndarray:
+    """(n_resamples, m) bootstrap means of every column of x (n >= 1 queries x m), all resampled alike.
+
+    Resample r draws n query indices; its counts (how often each query was drawn) times each column,
+    summed, give that column's resampled mean. The draws do not depend on the block size."""
+    n_resamples = _check_resamples(n_resamples)
+    x = np.asarray(x, dtype=np.float64)
+    n, m = x.shape
+    columns = np.ascontiguousarray(x.T)
+    out = np.empty((n_resamples, m))
+    rng = np.random.default_rng(seed)
+    offsets = (np.arange(_BOOTSTRAP_ROWS) * n)[:, None]
     done = 0
     while done < n_resamples:
-        size = min(block, n_resamples - done)
-        idx = rng.integers(0, n, size=(size, n))
-        for col, res in zip(columns, out, strict=True):
-            res[done : done + size] = col.take(idx).sum(axis=1)
+        size = min(_BOOTSTRAP_ROWS, n_resamples - done)
+        draws = rng.integers(0, n, size=(size, n))
+        draws += offsets[:size]
+        counts = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        for c in range(m):
+            out[done : done + size, c] = np.einsum("rn,n->r", counts, columns[c])
         done += size
-    for res in out:
-        res /= n
-    return out
+    return out / n
 
 
-def _percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
-
-
-def _check_confidence(confidence: float) -> float:
+def percentile_intervals(means: np.ndarray, confidence: float = CONFIDENCE) -> np.ndarray:
+    """(2, m): the percentile interval (low row, high row) of every column of bootstrap means."""
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be strictly between 0 and 1")
-    return confidence
-
-
-def bootstrap_ci(
-    x, *, n_resamples: int = 10000, confidence: float = 0.95, seed: int | None = 0
-) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean of ``x``.
-
-    Empty input -> ``(nan, nan)``; a single value or all-equal values give a
-    zero-width interval at that value.
-    """
-    x = _as_1d(x, "x")
-    n_resamples = _check_resamples(n_resamples)
-    confidence = _check_confidence(confidence)
-    if x.size == 0:
-        return math.nan, math.nan
-    if np.all(x == x[0]):
-        return float(x[0]), float(x[0])
-    (means,) = _bootstrap_means([x], n_resamples, np.random.default_rng(seed))
-    return _percentile_interval(means, confidence)
+    tail = (1.0 - confidence) / 2.0
+    return np.quantile(means, [tail, 1.0 - tail], axis=0)
 
 
 # ---------------------------------------------------------------------------
@@ -367,7 +351,7 @@ def wins_ties_losses(a, b, *, tol: float = 1e-12) -> tuple[int, int, int]:
 
 
 # ---------------------------------------------------------------------------
-# full comparison
+# the comparison of two configurations on every metric
 # ---------------------------------------------------------------------------
 
 
@@ -442,8 +426,8 @@ class Comparison:
         )
 
 
-def default_n_bootstrap(n: int, n_resamples: int = 10000) -> int:
-    """Bootstrap resamples used by :func:`compare` when ``n_bootstrap`` is None.
+def default_n_bootstrap(n: int, n_resamples: int = N_RESAMPLES) -> int:
+    """Bootstrap resamples used by `compare_many` when ``n_bootstrap`` is None.
 
     Caps the bootstrap work at 5e6 index draws (~20 ms):
     ``min(n_resamples, max(1000, 5_000_000 // n))`` -- i.e. the full
@@ -453,79 +437,72 @@ def default_n_bootstrap(n: int, n_resamples: int = 10000) -> int:
     return min(int(n_resamples), max(1000, _BOOTSTRAP_DRAWS // max(int(n), 1)))
 
 
-def compare(
-    a,
-    b,
+def compare_many(
+    a: np.ndarray,
+    b: np.ndarray,
     *,
-    n_resamples: int = 10000,
+    n_resamples: int = N_RESAMPLES,
     n_bootstrap: int | None = None,
-    seed: int | None = 0,
-) -> Comparison:
-    """Compare configuration B against A over the same queries.
+    seed: int | None = SEED,
+) -> list[Comparison]:
+    """Compare B against A on every column of two (n queries x m metrics) arrays.
 
-    * ``p_randomization``: sign-flip test with ``n_resamples`` resamples,
-      identical to ``paired_randomization_test(a, b, n_resamples=n_resamples, seed=seed)``.
-    * ``p_t``: paired t-test (:func:`paired_t_test`).
-    * ``ci_a``, ``ci_b``, ``ci_diff``: 95% percentile bootstrap CIs from one
-      *paired* bootstrap (each resample draws queries, and the same draw is
-      used for mean_a, mean_b and their difference).  ``ci_a`` equals
-      ``bootstrap_ci(a, n_resamples=<n_bootstrap used>, seed=seed)``.
-      ``n_bootstrap=None`` picks :func:`default_n_bootstrap` (1,000 at 5,000
-      queries) to keep the call fast; pass a number to override.
-    * ``wins``/``ties``/``losses``: :func:`wins_ties_losses` (B vs A).
+    * ``p_randomization``: `randomization_pvalues` of ``b - a`` with ``n_resamples`` sign flips.
+    * ``p_t``: `paired_t_test`.
+    * ``ci_a``, ``ci_b``, ``ci_diff``: 95% percentile bootstrap intervals from one *paired* bootstrap
+      (each resample draws queries, and the same draw serves mean A, mean B and their difference, for
+      every column); ``n_bootstrap=None`` picks `default_n_bootstrap` (1,000 at 5,000 queries).
+      A constant column's interval is that value, with zero width.
+    * ``wins``/``ties``/``losses``: `wins_ties_losses` (B vs A).
 
-    Degenerate inputs: 0 queries -> means, CIs and p-values are nan; 1 query
-    -> p_t is nan, p_randomization is 1.0 and the CIs have zero width.
+    Degenerate inputs: 0 queries -> means, CIs and p-values are nan; 1 query -> p_t is nan,
+    p_randomization is 1.0 and the CIs have zero width.
     """
-    a, b = _paired(a, b)
-    n_resamples = _check_resamples(n_resamples)
-    n = a.size
-    if n_bootstrap is None:
-        n_bootstrap = default_n_bootstrap(n, n_resamples)
-    n_bootstrap = _check_resamples(n_bootstrap)
-    wins, ties, losses = wins_ties_losses(a, b)
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(
+            f"a and b must be (queries x metrics) arrays of the same shape, got {a.shape} and {b.shape}"
+        )
+    n, m = a.shape
     if n == 0:
         nan_pair = (math.nan, math.nan)
-        return Comparison(
-            0,
-            math.nan,
-            math.nan,
-            nan_pair,
-            nan_pair,
-            math.nan,
-            nan_pair,
-            math.nan,
-            math.nan,
-            wins,
-            ties,
-            losses,
+        empty = Comparison(
+            0, math.nan, math.nan, nan_pair, nan_pair, math.nan, nan_pair, math.nan, math.nan, 0, 0, 0
         )
-    mean_a = float(np.mean(a))
-    mean_b = float(np.mean(b))
-    _, p_t = paired_t_test(a, b)
-    p_rand = paired_randomization_test(a, b, n_resamples=n_resamples, seed=seed)
-
-    const_a = bool(np.all(a == a[0]))
-    const_b = bool(np.all(b == b[0]))
-    if const_a and const_b:
-        ci_a, ci_b = (float(a[0]),) * 2, (float(b[0]),) * 2
-        ci_diff = (float(b[0] - a[0]),) * 2
-    else:
-        means_a, means_b = _bootstrap_means([a, b], n_bootstrap, np.random.default_rng(seed))
-        ci_a = (float(a[0]),) * 2 if const_a else _percentile_interval(means_a, 0.95)
-        ci_b = (float(b[0]),) * 2 if const_b else _percentile_interval(means_b, 0.95)
-        ci_diff = _percentile_interval(means_b - means_a, 0.95)
-    return Comparison(
-        n=n,
-        mean_a=mean_a,
-        mean_b=mean_b,
-        ci_a=ci_a,
-        ci_b=ci_b,
-        diff=mean_b - mean_a,
-        ci_diff=ci_diff,
-        p_randomization=p_rand,
-        p_t=p_t,
-        wins=wins,
-        ties=ties,
-        losses=losses,
-    )
+        return [empty] * m
+    if n_bootstrap is None:
+        n_bootstrap = default_n_bootstrap(n, n_resamples)
+    p_rand = randomization_pvalues(b - a, n_resamples=n_resamples, seed=seed)
+    boot = bootstrap_means(np.hstack([a, b]), n_resamples=n_bootstrap, seed=seed)
+    quantiles = percentile_intervals(np.hstack([boot, boot[:, m:] - boot[:, :m]]))
+    results = []
+    for c in range(m):
+        col_a, col_b = a[:, c], b[:, c]
+        const_a, const_b = bool(np.all(col_a == col_a[0])), bool(np.all(col_b == col_b[0]))
+        ci_a = (float(col_a[0]),) * 2 if const_a else (float(quantiles[0, c]), float(quantiles[1, c]))
+        ci_b = (float(col_b[0]),) * 2 if const_b else (float(quantiles[0, m + c]), float(quantiles[1, m + c]))
+        if const_a and const_b:
+            ci_diff = (float(col_b[0] - col_a[0]),) * 2
+        else:
+            ci_diff = (float(quantiles[0, 2 * m + c]), float(quantiles[1, 2 * m + c]))
+        _, p_t = paired_t_test(col_a, col_b)
+        wins, ties, losses = wins_ties_losses(col_a, col_b)
+        mean_a, mean_b = float(col_a.mean()), float(col_b.mean())
+        results.append(
+            Comparison(
+                n=n,
+                mean_a=mean_a,
+                mean_b=mean_b,
+                ci_a=ci_a,
+                ci_b=ci_b,
+                diff=mean_b - mean_a,
+                ci_diff=ci_diff,
+                p_randomization=float(p_rand[c]),
+                p_t=p_t,
+                wins=wins,
+                ties=ties,
+                losses=losses,
+            )
+        )
+    return results

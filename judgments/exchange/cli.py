@@ -26,17 +26,39 @@ class ExchangeCommand(BaseCommand):
     requires_system_checks = []
 
 
+def _some(names: list[str], limit: int = 10) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def get_pool(name: str, *, create: bool = False, stderr=None) -> Pool:
     pool = Pool.objects.filter(name=name).first()
     if pool is not None:
         return pool
     if not create:
-        raise CommandError(f"No pool named {name!r}")
+        names = list(Pool.objects.order_by("name").values_list("name", flat=True))
+        known = f"the pools are {_some(names)}" if names else "there is no pool yet"
+        raise CommandError(
+            f"No pool named {name!r}: {known}. Check --pool; importing queries, qrels, documents, "
+            "judgments or a run into a new name creates the pool."
+        )
     if not name or any(ch.isspace() for ch in name):
-        raise CommandError(f"A pool name may not be empty or contain whitespace: {name!r}")
+        suggestion = "-".join(name.split()) or "my-pool"
+        raise CommandError(
+            f"A pool name may not be empty or contain whitespace: {name!r}. Choose another, e.g. {suggestion!r}."
+        )
     if stderr is not None:
         stderr.write(f"Created pool {name}")
     return Pool.objects.create(name=name)
+
+
+def get_or_create_pool(name: str) -> tuple[Pool, bool]:
+    """The pool named `name`, created if missing (call it inside the import's transaction, so that a
+    refused file leaves no new pool behind). Returns (pool, created)."""
+    pool = Pool.objects.filter(name=name).first()
+    if pool is not None:
+        return pool, False
+    return get_pool(name, create=True), True
 
 
 def wants_progress(command) -> bool:
@@ -52,7 +74,9 @@ def input_lines(command, path: str, *, desc: str) -> tuple[Iterable[bytes], str]
         try:
             handle = open(path, "rb")  # noqa: SIM115 - closed by _Lines when exhausted
         except OSError as exc:
-            raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
+            raise CommandError(
+                f"Cannot read {path}: {exc.strerror}. Check the path (or give - to read standard input)."
+            ) from None
         name, size = path, os.fstat(handle.fileno()).st_size
     if not wants_progress(command):
         return _Lines(handle, None), name
@@ -99,9 +123,13 @@ class _Lines:
 
 
 def format_error(exc: FormatError) -> CommandError:
+    """The problems of a refused file, one a line, then one line saying what to do."""
     count = len(exc.problems)
+    problems = f"{count} problem{'s' if count != 1 else ''}"
     return CommandError(
-        f"{exc.name}: {count} problem{'s' if count != 1 else ''}, nothing was imported:\n{exc}"
+        f"{exc.name}: {problems}, nothing was imported:\n{exc}\n"
+        f"Nothing was imported: fix the {problems} above in {exc.name} and run the command again "
+        "(its --help says what the file must hold)."
     )
 
 
@@ -159,7 +187,24 @@ def check_name(name: str, what: str) -> None:
     try:
         no_whitespace(name)
     except Exception:
-        raise CommandError(f"A {what} name may not be empty or contain whitespace: {name!r}") from None
+        suggestion = "-".join(name.split()) or f"my-{what}"
+        raise CommandError(
+            f"A {what} name may not be empty or contain whitespace: {name!r}. Choose another, e.g. {suggestion!r}."
+        ) from None
+
+
+def get_user(username: str, option: str, *, instead: str = ""):
+    """The user named `username` (given with `option`), or a CommandError saying what to do."""
+    from django.contrib.auth import get_user_model
+
+    User = get_user_model()
+    user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+    if user is None:
+        raise CommandError(
+            f"No user named {username!r} ({option}): give the username of an existing account"
+            f"{instead} (admins create accounts on a pool's People page, under Campaigns)."
+        )
+    return user
 
 
 def input_name(path: str) -> str:

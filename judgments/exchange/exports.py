@@ -33,7 +33,8 @@ CHUNK_ROWS = 2000
 ROUNDINGS = ("round", "exact")
 QUERY_COLUMNS = ("text", "id")
 QUERY_FORMATS = ("tsv", "jsonl")
-JUDGMENT_FORMATS = ("csv", "rater-csv", "jsonl")
+JUDGMENT_FORMATS = ("csv", "rater-csv", "jsonl", "quepid-csv", "rre")
+RRE_SHAPES = ("grade", "doc")
 DELETED_ADMIN = "deleted-admin"  # final_by of a final grade whose admin account was deleted
 
 
@@ -396,6 +397,57 @@ def rater_csv_lines(pool: Pool) -> Iterator[str]:
     return _blocks(formats.write_rater_csv(raters, rows()))
 
 
+def _graded_by_text(pool: Pool) -> list[tuple[str, str | None, int | None]]:
+    """(query text, doc id, combined grade rounded half up) per graded pair and (text, None, None) per
+    query without a grade: what Quepid's and RRE's files hold, in the pool's query order (a file imported
+    into a new pool comes back in its own query order) then by doc id. These files are for campaigns of
+    thousands of pairs, not millions: the rows are sorted in memory. A query without text goes by its id."""
+    sql, params = combined_grades_sql(pool)
+    graded = set()
+    rows: list[tuple[str, str | None, int | None]] = []
+    for qid, docid, grade, query_pk, text, _pair in _named_rows(sql, params):
+        graded.add(query_pk)
+        rows.append((query_pk, (text or "").strip() or qid, docid, int(grade + 0.5)))
+    for pk, qid, text in Query.objects.filter(pool=pool).values_list("pk", "external_id", "text"):
+        if pk not in graded:
+            rows.append((pk, (text or "").strip() or qid, None, None))
+    rows.sort(key=lambda row: (row[0], row[2] or ""))
+    return [row[1:] for row in rows]
+
+
+def quepid_csv_lines(pool: Pool) -> Iterator[str]:
+    """Quepid's current judgment export: ``query,docid,rating`` with ratings as ``3.0`` and a
+    ``query,,`` row for each query without a rating (the combined grade, rounded half up)."""
+    return _blocks(formats.write_quepid_csv(_graded_by_text(pool)))
+
+
+def rre_lines(
+    pool: Pool, *, index: str | None = None, shape: str = "grade", keep_zero: bool = False
+) -> Iterator[str]:
+    """RRE's ratings JSON (the flat shape RRE and Quepid both read) of the pool's combined grades.
+    shape "grade": relevant documents keyed by grade (what Quepid imports); "doc": by document
+    (Quepid's export). Grade 0 is left out unless keep_zero (RRE counts every listed document as
+    relevant). Two queries with the same text cannot both be written: an ExportError names them."""
+    if shape not in RRE_SHAPES:
+        raise ValueError(f"shape must be one of {RRE_SHAPES}, not {shape!r}")
+    rows = list(_graded_by_text(pool))
+    texts: dict[str, list[str]] = {}
+    for qid, text in Query.objects.filter(pool=pool).values_list("external_id", "text"):
+        texts.setdefault((text or "").strip() or qid, []).append(qid)
+    shared = {t: ids for t, ids in texts.items() if len(ids) > 1}
+    if shared:
+        text, ids = sorted(shared.items())[0]
+        raise ExportError(
+            f"RRE names queries by their text, and {len(shared)} texts belong to several queries "
+            f"(e.g. {text!r}: {', '.join(sorted(ids)[:5])}); give those queries distinct texts first"
+        )
+    try:
+        lines = list(formats.write_rre(rows, index=index or pool.name, shape=shape, keep_zero=keep_zero))
+    except ValueError as exc:
+        raise ExportError(str(exc)) from None
+    return iter(lines)
+
+
 def judgments_jsonl_lines(pool: Pool) -> Iterator[str]:
     """Every judgment with grade, can't-judge flag, reason, note and timestamps, then every adjudicated
     final grade (``"final": true``, rater = the admin): what re-imports into an empty pool unchanged."""
@@ -445,6 +497,10 @@ def judgments_lines(pool: Pool, fmt: str, **options) -> Iterator[str]:
         return rater_csv_lines(pool)
     if fmt == "jsonl":
         return judgments_jsonl_lines(pool)
+    if fmt == "quepid-csv":
+        return quepid_csv_lines(pool)
+    if fmt == "rre":
+        return rre_lines(pool, **options)
     raise ValueError(f"judgment format must be one of {JUDGMENT_FORMATS}, not {fmt!r}")
 
 
@@ -453,6 +509,8 @@ def judgments_filename(pool: Pool, fmt: str) -> str:
         "csv": f"{pool.name}.{pool.combine_rule}.ratings.csv",
         "rater-csv": f"{pool.name}.raters.csv",
         "jsonl": f"{pool.name}.judgments.jsonl",
+        "quepid-csv": f"{pool.name}.{pool.combine_rule}.quepid.csv",
+        "rre": f"{pool.name}.{pool.combine_rule}.rre.json",
     }[fmt]
 
 
@@ -490,6 +548,10 @@ POOL_EXPORTS: dict[str, PoolExport] = {
         PoolExport("judgments-csv-ids", "Quepid CSV query,docid,rating (query id)", access.ADMIN, _CSV,
                    lambda p: judgments_csv_lines(p, query_column="id"),
                    lambda p: f"{p.name}.{p.combine_rule}.ratings-by-id.csv", combined=True),
+        PoolExport("judgments-quepid-csv", "Quepid's current CSV export (ratings 3.0, unrated queries as query,,)",
+                   access.ADMIN, _CSV, quepid_csv_lines, lambda p: judgments_filename(p, "quepid-csv"), combined=True),
+        PoolExport("judgments-rre", "RRE ratings JSON (relevant documents by grade; Quepid imports it)", access.ADMIN,
+                   "application/json; charset=utf-8", rre_lines, lambda p: judgments_filename(p, "rre"), combined=True),
         PoolExport("judgments-rater-csv", "Per-rater CSV (one column per rater)", access.ADMIN, _CSV,
                    rater_csv_lines, lambda p: judgments_filename(p, "rater-csv")),
         PoolExport("judgments-jsonl", "Every judgment and final grade, every field (JSON lines)", access.ADMIN, _JSONL,

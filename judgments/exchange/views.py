@@ -1,10 +1,10 @@
 """Web pages to move files in and out of a pool: import (upload → preview → confirm), export (streamed
 downloads), a new configuration, and the user's API token.
 
-The uploaded file waits between preview and confirm in the `Upload` table, never in process memory,
-so any web worker can finish what another started. The preview runs the real import in a savepoint
-that is rolled back (`imports.checks.dry_run`): it shows exactly the problems (line, field) and the
-counts the confirm will have, and writes nothing.
+The upload runs the real import in a savepoint that is rolled back (`imports.checks.dry_run`): a file
+with problems is shown with them (line, field) and not stored at all; a good one waits between
+preview and confirm in the `Upload` table, never in process memory, so any web worker can finish what
+another started. A confirm that is refused (the pool changed meanwhile) drops the file too.
 
 Who may do what (access.py): admins import every kind and download every export; engineers upload
 runs to their own team's configurations, create configurations for their teams, and download the
@@ -46,7 +46,14 @@ IMPORT_KINDS: dict[str, tuple[str, str]] = {
     "queries": ("Queries: TSV qid<TAB>text, or JSON lines {id, text, information_need}", access.ADMIN),
     "documents": ("Documents: JSON lines {id, title, body, url, ...}", access.ADMIN),
     "qrels": ("TREC qrels (qid 0 docid grade), as one rater's judgments", access.ADMIN),
-    "judgments-csv": ("Judgments: Quepid CSV query,docid,rating (query by id or text)", access.ADMIN),
+    "judgments-csv": (
+        "Judgments: Quepid CSV query,docid,rating (query by id or text; ratings 3 or 3.0)",
+        access.ADMIN,
+    ),
+    "judgments-rre": (
+        "Judgments: RRE ratings JSON (Quepid's RRE export or RRE's ratings.json)",
+        access.ADMIN,
+    ),
     "judgments-rater-csv": ("Judgments: per-rater CSV query_id,doc_id,<rater>...", access.ADMIN),
     "judgments-jsonl": ("Judgments: JSON lines with every field (full fidelity)", access.ADMIN),
 }
@@ -135,7 +142,6 @@ def import_start(request: HttpRequest, pool: str) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        Upload.objects.filter(uploaded_by=request.user, created_at__lt=timezone.now() - UPLOAD_KEEP).delete()
         options = {
             "order": data.get("order") or "score",
             "rater": data.get("rater", ""),
@@ -143,7 +149,7 @@ def import_start(request: HttpRequest, pool: str) -> HttpResponse:
         }
         if data["kind"] == "run":
             options["configuration"] = data["configuration"].pk
-        upload = Upload.objects.create(
+        upload = Upload(
             pool=found,
             uploaded_by=request.user,
             kind=data["kind"],
@@ -151,6 +157,13 @@ def import_start(request: HttpRequest, pool: str) -> HttpResponse:
             content=b"".join(data["file"].chunks()),
             options=options,
         )
+        # Checked before anything is stored: a refused file leaves no trace, not even its content.
+        _, summary, problems = _import_call(upload, request.user, check_only=True)
+        if problems:
+            return _render_preview(request, found, upload, problems, summary)
+        Upload.objects.filter(uploaded_by=request.user, created_at__lt=timezone.now() - UPLOAD_KEEP).delete()
+        upload.save()
+        request.session[_checked_key(upload)] = summary  # the preview shows it without a second dry run
         return redirect("exchange:import-preview", found.name, upload.pk)
     pending = (
         Upload.objects.filter(pool=found, uploaded_by=request.user).order_by("-created_at").defer("content")
@@ -242,20 +255,35 @@ def _summary_text(result) -> str:
     return str(result)
 
 
+def _checked_key(upload: Upload) -> str:
+    return f"exchange-upload-{upload.pk}-summary"
+
+
 def import_preview(request: HttpRequest, pool: str, upload_id: int) -> HttpResponse:
     found = _exchange_pool(request, pool)
     upload = get_object_or_404(Upload, pk=upload_id, pool=found, uploaded_by=request.user)
     if request.method == "POST":
+        request.session.pop(_checked_key(upload), None)
         result, summary, problems = _import_call(upload, request.user, check_only=False)
+        upload.delete()  # imported, or refused: either way nothing of the file stays behind
         if not problems:
-            upload.delete()
             messages.success(request, f"Imported {upload.filename}: {summary}")
             if isinstance(result, Run):
                 return redirect("judgments:configuration-detail", result.configuration_id)
             return redirect("judgments:pool-detail", found.name)
         messages.error(request, "The import was refused; nothing was stored. The problems are listed below.")
     else:
-        result, summary, problems = _import_call(upload, request.user, check_only=True)
+        summary = request.session.pop(_checked_key(upload), None)
+        if summary is not None:  # checked on upload a moment ago
+            problems = []
+        else:
+            _, summary, problems = _import_call(upload, request.user, check_only=True)
+    return _render_preview(request, found, upload, problems, summary)
+
+
+def _render_preview(request, found: Pool, upload: Upload, problems: list[Problem], summary: str):
+    """The preview page: the first lines with their problems; an unsaved upload (refused) offers a new
+    upload instead of confirm and cancel."""
     rows, other_problems = _preview_rows(upload, problems)
     configuration = None
     if upload.kind == "run":

@@ -8,26 +8,28 @@ fragment (and the URL to show in `X-Rating-Url`) instead of a redirect and a ful
 
 from __future__ import annotations
 
-import json
-import re
-
-import markdown
-import nh3
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape, format_html
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
-from judgments.models import Grade, Judgment, Pair, Pool, Query
+from judgments.models import Judgment, Pair, Pool, Query
 
-from . import adjudication, queue
+from . import adjudication, grading, queue
+from .display import (
+    extra_fields,
+    grade_scale,
+    highlight,
+    highlight_paragraphs,
+    query_terms,
+    render_markdown,
+    safe_url,
+)
 from .forms import (
     AddPairForm,
     BuildQueueForm,
@@ -41,80 +43,6 @@ from .forms import (
 FRAGMENT_HEADER = "X-Rating-Fragment"
 URL_HEADER = "X-Rating-Url"
 MAX_SKIPPED = 500
-
-# --- Rendering helpers ------------------------------------------------------------------------------
-
-_WORD = re.compile(r"\w+")
-STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from how i in is it its my of on or the this to vs what "
-    "when where which who why with".split()
-)
-
-
-def query_terms(text: str) -> list[str]:
-    """The words of a query worth highlighting: lower-cased, no stopwords or single letters, longest first."""
-    terms = {w.lower() for w in _WORD.findall(text or "") if len(w) > 1 and w.lower() not in STOPWORDS}
-    return sorted(terms, key=lambda t: (-len(t), t))
-
-
-def highlight(text: str, terms: list[str]) -> SafeString:
-    """HTML of `text` with whole-word, case-insensitive matches of `terms` in <mark>.
-
-    Every piece of the text is escaped, the matches included; only our own <mark> tags are added. Matching
-    runs on the raw text so a term can never match inside an entity the escaping produced (`&amp;`)."""
-    if not terms:
-        return escape(text)
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
-    parts, last = [], 0
-    for match in pattern.finditer(text):
-        parts.append(escape(text[last : match.start()]))
-        parts.append(format_html("<mark>{}</mark>", match.group(0)))
-        last = match.end()
-    parts.append(escape(text[last:]))
-    return mark_safe("".join(parts))
-
-
-def highlight_paragraphs(text: str, terms: list[str]) -> SafeString:
-    """Like highlight(), with blank lines as paragraphs and single newlines as line breaks."""
-    paragraphs = [p for p in re.split(r"\n\s*\n", (text or "").replace("\r\n", "\n")) if p.strip()]
-    html = "".join(
-        format_html("<p>{}</p>", mark_safe(highlight(p.strip(), terms).replace("\n", "<br>")))
-        for p in paragraphs
-    )
-    return mark_safe(html)
-
-
-def render_markdown(text: str) -> SafeString:
-    """Markdown (the pool's guidelines) to HTML, cleaned by nh3: no script, style, handlers or javascript: links."""
-    return mark_safe(nh3.clean(markdown.markdown(text or "", extensions=["sane_lists"])))
-
-
-def safe_url(url: str) -> str:
-    """The url if it is http(s), else "" (a javascript: url must never become a link)."""
-    return url if re.match(r"^https?://", url or "", re.IGNORECASE) else ""
-
-
-def extra_fields(extra) -> list[tuple[str, str]]:
-    if not extra:
-        return []
-    if not isinstance(extra, dict):
-        return [("extra", json.dumps(extra, ensure_ascii=False))]
-    return [
-        (str(k), v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in extra.items()
-    ]
-
-
-def grade_scale(pool: Pool) -> list[dict]:
-    """The pool's label and description for each grade 0–4 (the defaults fill gaps)."""
-    given = {e.get("grade"): e for e in pool.grade_scale or [] if isinstance(e, dict)}
-    return [
-        {
-            "grade": g.value,
-            "label": given.get(g.value, {}).get("label") or g.label,
-            "description": given.get(g.value, {}).get("description", ""),
-        }
-        for g in Grade
-    ]
 
 
 def _is_fragment(request: HttpRequest) -> bool:
@@ -161,7 +89,7 @@ def _grading_context(request, pool: Pool, pair: Pair | None, *, form=None, notic
     rater = request.user
     judgment = Judgment.objects.filter(pair=pair, rater=rater).first() if pair else None
     previous = _previous_pair_id(rater, pool, judgment)
-    mine, overall = queue.progress(rater, pool)
+    mine, overall = grading.progress(rater, pool)
     context = {
         "pool": pool,
         "pair": pair,
@@ -211,7 +139,7 @@ def _next(request, pool: Pool, *, notice: str = "", level=messages.SUCCESS) -> H
     """After an answer: the next pair in place (fragment requests) or a redirect to it (plain forms)."""
     url = reverse("rating:grade", args=[pool.name])
     if _is_fragment(request):
-        pair = queue.next_pair_for(request.user, pool, skip=_skipped(request, pool))
+        pair = grading.next_pair_for(request.user, pool, skip=_skipped(request, pool))
         return _render_grading(request, pool, pair, url=url, notice=notice)
     if notice:
         messages.add_message(request, level, notice)
@@ -223,7 +151,7 @@ def _next(request, pool: Pool, *, notice: str = "", level=messages.SUCCESS) -> H
 def grade_next(request: HttpRequest, pool: str) -> HttpResponse:
     """The pair the rater should grade next (held for them for a few minutes), or "all done"."""
     found = _rating_pool(request, pool)
-    pair = queue.next_pair_for(request.user, found, skip=_skipped(request, found))
+    pair = grading.next_pair_for(request.user, found, skip=_skipped(request, found))
     return _render_grading(request, found, pair, url=request.path)
 
 
@@ -260,14 +188,14 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     found = _rating_pool(request, pool)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
     if request.method == "GET":
-        if not queue.may_view(pair, request.user):
+        if not grading.may_view(pair, request.user):
             raise Http404("No such pair")
         return _render_grading(request, found, pair, url=request.path)
 
     form = GradeForm(request.POST)
     judged = Judgment.objects.filter(pair=pair, rater=request.user).exists()
     if not form.is_valid():
-        if queue.may_view(pair, request.user):
+        if grading.may_view(pair, request.user):
             return _render_grading(
                 request, found, pair, url=request.path, form=form, status=400, notice=_refusal(form)
             )
@@ -281,10 +209,10 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     if data["action"] == GradeForm.SKIP:
         if not judged:  # skipping a pair one has judged already just leaves it as it is
             _add_skipped(request, found, pair.pk)
-            queue.release_hold(pair, request.user)
+            grading.release_hold(pair, request.user)
         return _next(request, found)
     try:
-        queue.save_grade(
+        grading.save_grade(
             pair,
             request.user,
             grade=data["grade"],
@@ -341,7 +269,7 @@ def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
             "filters": filters,
             "scale": grade_scale(found),
             "query_string": query_string.urlencode(),
-            "mine": queue.rater_progress(request.user, found),
+            "mine": grading.rater_progress(request.user, found),
         },
     )
 
@@ -372,7 +300,7 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
     context = {
         "pool": pool,
         "k": k,
-        "overall": queue.pool_progress(pool),
+        "overall": grading.pool_progress(pool),
         "open": open_pairs.count(),
         "without_content": open_pairs.filter(document__title="", document__body="").count(),
         "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),

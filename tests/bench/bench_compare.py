@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from datetime import UTC, datetime
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -28,7 +27,7 @@ from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
 
-from judgments import access
+from judgments import access, pgcopy
 from judgments.models import Pool, Query, Run, SearchConfiguration, Team
 from judgments.services import delete_pool_in_bulk
 from scoring import comparison
@@ -43,21 +42,6 @@ from scoring.models import (
 )
 
 TARGET_MS = 300.0
-_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
-_COPY_TRAILER = b"\xff\xff"
-_PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-def _binary_rows(columns: list[tuple[str, str]], size: int) -> np.ndarray:
-    """An empty array of `size` PostgreSQL binary COPY tuples: a field count, then (length, value) per column."""
-    fields = [("nfields", ">i2")]
-    for name, kind in columns:
-        fields += [(f"len_{name}", ">i4"), (name, kind)]
-    rows = np.zeros(size, dtype=np.dtype(fields))
-    rows["nfields"] = len(columns)
-    for name, kind in columns:
-        rows[f"len_{name}"] = np.dtype(kind).itemsize
-    return rows
 
 
 class Command(BaseCommand):
@@ -124,13 +108,15 @@ class Command(BaseCommand):
             # Per-query difficulty, per-configuration quality, per-run improvement: realistic spreads.
             difficulty = self.rng.beta(2.0, 2.5, n_queries)
             quality = self.rng.normal(0.0, 0.04, n_configurations)
-            with connection.cursor() as cursor, cursor.copy(self._copy_sql()) as copy:
-                copy.write(_COPY_HEADER)
+            names = [name for name, _ in self._columns()]
+            with (
+                connection.cursor() as cursor,
+                pgcopy.copy_in(cursor, CellScore._meta.db_table, names) as copy,
+            ):
                 for index, run in enumerate(run_rows):
                     c, r = index % n_configurations, index // n_configurations
                     shift = quality[c] + 0.01 * (r - n_runs + 1)
                     copy.write(self._score_rows(run.pk, query_ids, difficulty + shift))
-                copy.write(_COPY_TRAILER)
         with connection.cursor() as cursor:  # fresh planner statistics, as autovacuum would give soon after
             cursor.execute(f"ANALYZE {CellScore._meta.db_table}")
         return pool, user
@@ -140,14 +126,12 @@ class Command(BaseCommand):
         values = [(column, "u1" if column.startswith("has_") else ">f8") for column in CELL_VALUE_COLUMNS]
         return [("run_id", ">i8"), ("query_id", ">i8"), *values, ("updated_at", ">i8")]
 
-    def _copy_sql(self) -> str:
-        names = ", ".join(name for name, _ in self._columns())
-        return f"COPY {CellScore._meta.db_table} ({names}) FROM STDIN (FORMAT BINARY)"
-
     def _score_rows(self, run_id: int, query_ids: np.ndarray, level: np.ndarray) -> bytes:
         """One CellScore row per query: every flavour's NDCG near `level`, the shared metrics too."""
         n = len(query_ids)
-        rows = _binary_rows(self._columns(), n)
+        rows = pgcopy.empty_rows(self._columns(), n)
+        for name, _ in self._columns():
+            rows[name] = 0
         rows["run_id"] = run_id
         rows["query_id"] = query_ids
         ranked = self.rng.random(n) > 0.005  # a few queries without a ranking: every metric 0
@@ -168,7 +152,7 @@ class Command(BaseCommand):
             rows[column] = np.clip(self.rng.normal(0.95, 0.05, n), 0, 1)
         for column in (*metric_columns, *JUDGED_FIELDS.values()):
             rows[column] = np.where(ranked, rows[column], 0.0)
-        rows["updated_at"] = int((datetime.now(UTC) - _PG_EPOCH).total_seconds() * 1_000_000)
+        rows["updated_at"] = pgcopy.timestamp()
         return rows.tobytes()
 
     def _delete(self) -> None:

@@ -239,14 +239,13 @@ class Command(BaseCommand):
             # Fresh statistics, or the planner takes a million new rows for a handful.
             cursor.execute("ANALYZE judgments_query")
             cursor.execute("ANALYZE judgments_document")
-            cursor.execute(
-                """
-                INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
-                SELECT %s, q.id, d.id, 0 FROM judgments_document d
-                JOIN judgments_query q ON q.pool_id = %s AND q.external_id = 'q' || (substr(d.external_id, 2)::int / %s)
-                WHERE d.pool_id = %s
-                """,
-                [pool.pk, pool.pk, per_query, pool.pk],
+            services.insert_pairs(
+                cursor,
+                pool,
+                "(SELECT q.id AS query_id, d.id AS document_id FROM judgments_document d"
+                " JOIN judgments_query q ON q.pool_id = %s AND q.external_id = 'q' || (substr(d.external_id, 2)::int / %s)"
+                " WHERE d.pool_id = %s)",
+                [pool.pk, per_query, pool.pk],
             )
             cursor.execute("ANALYZE judgments_pair")
             cursor.execute(

@@ -46,27 +46,6 @@ GRADE_WEIGHTS = np.array([0.5, 0.25, 0.13, 0.08, 0.04])
 GRADE_WEIGHTS = GRADE_WEIGHTS / GRADE_WEIGHTS.sum()
 
 
-def _stream_rows(cursor, sql: str, dtype: np.dtype, block_bytes: int = 16 << 20):
-    """Binary COPY of fixed-size rows, yielded as numpy blocks of about `block_bytes` (bounded memory)."""
-    raw = getattr(cursor, "cursor", cursor)
-    buffer = bytearray()
-    header = True
-    with raw.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)") as copy:
-        for chunk in copy:
-            buffer += chunk
-            if header and len(buffer) >= 19:
-                del buffer[:19]
-                header = False
-            if len(buffer) >= block_bytes:
-                whole = len(buffer) // dtype.itemsize * dtype.itemsize
-                yield np.frombuffer(bytes(buffer[:whole]), dtype=dtype)
-                del buffer[:whole]
-    if bytes(buffer[-2:]) != b"\xff\xff":
-        raise CommandError("unexpected end of the binary COPY stream")
-    del buffer[-2:]
-    yield np.frombuffer(bytes(buffer), dtype=dtype)
-
-
 class Command(BaseCommand):
     help = "Benchmark scoring (import, full and incremental recompute, memory) against pytrec_eval."
 
@@ -368,9 +347,9 @@ class Command(BaseCommand):
 
                 started = time.perf_counter()
                 rows = 0
-                dtype = pgcopy._fields(("run", ">i8"), ("query", ">i8"), ("rank", ">i4"), ("doc", ">i8"))
-                for block in _stream_rows(
-                    cursor, f"SELECT run_id, query_id, rank, doc_id FROM {table}", dtype
+                dtype = pgcopy.row_dtype(("run", ">i8"), ("query", ">i8"), ("rank", ">i4"), ("doc", ">i8"))
+                for block in pgcopy.stream_rows(
+                    cursor, f"SELECT run_id, query_id, rank, doc_id FROM {table}", None, dtype
                 ):
                     rows += len(block)
                     block["doc"].astype(np.int64)
@@ -381,7 +360,7 @@ class Command(BaseCommand):
                     if not batch.rankings:
                         continue
                     where, params = batch.where(run_ids)
-                    pgcopy._copy_columns(
+                    pgcopy.read_columns(
                         cursor,
                         "SELECT array_agg(run_id), array_agg(query_id),"
                         " array_agg(docs || array_fill(-1::bigint, ARRAY[%s - cardinality(docs)])) FROM"

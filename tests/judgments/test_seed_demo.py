@@ -68,11 +68,11 @@ def test_demo_queue_has_pairs_for_the_raters(db, settings):
     from django.contrib.auth import get_user_model
 
     from judgments.models import Pair
-    from judgments.rating import queue
+    from judgments.rating import grading
 
     settings.DEBUG = True
     call_command("seed_demo")
     assert Pair.objects.queued().exists()
     rater = get_user_model().objects.get(username="rater")
-    pair = queue.next_pair_for(rater, Pool.objects.get(name="demo"))
+    pair = grading.next_pair_for(rater, Pool.objects.get(name="demo"))
     assert pair is not None and pair.document.has_content

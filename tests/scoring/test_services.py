@@ -140,7 +140,7 @@ def test_query_missing_from_a_run_scores_zero_and_is_counted(pool, rater, config
     assert missing["has_ranking"] is False and missing["has_relevant"] is True
     assert all(missing[metric] == 0.0 for metric in COLUMNS)
     (means,) = configuration_means(pool, "exp")
-    assert (means.current.n_queries, means.current.n_missing, means.current.n_no_relevant) == (2, 1, 0)
+    assert (means.current.n_queries, means.current.n_unranked, means.current.n_no_relevant) == (2, 1, 0)
     assert means.current.means["ndcg@10"] == pytest.approx((1.0 + 0.0) / 2)
 
 
@@ -155,7 +155,7 @@ def test_query_without_relevant_document_scores_zero_and_is_counted(pool, rater,
     assert (none["ndcg@10"], none["p@10"], none["recall@10"], none["mrr"], none["ap"]) == (0, 0, 0, 0, 0)
     assert none["judged@10"] == 1.0
     (means,) = configuration_means(pool, "exp")
-    assert (means.current.n_queries, means.current.n_missing, means.current.n_no_relevant) == (2, 0, 1)
+    assert (means.current.n_queries, means.current.n_unranked, means.current.n_no_relevant) == (2, 0, 1)
     assert means.current.means["ndcg@10"] == pytest.approx(0.5)
 
 
@@ -214,7 +214,7 @@ def test_configuration_means_lists_configurations_with_runs_by_name(
     assert [m.configuration.name for m in means] == ["bm25", "dense"]
     assert means[0].previous is None and means[0].change("ndcg@3") is None
     assert means[1].current.means["ndcg@3"] == pytest.approx(1 / log2(3) / 2)
-    assert (means[1].current.n_queries, means[1].current.n_missing) == (2, 1)
+    assert (means[1].current.n_queries, means[1].current.n_unranked) == (2, 1)
     assert means[1].current.means["judged@3"] == pytest.approx(1 / 2)  # q1 only: d2 is unjudged
     assert means[0].current.means["judged@3"] == 1.0
     assert set(means[0].current.means) == set(COLUMNS)
@@ -365,10 +365,10 @@ def test_pool_grades_ignore_other_pools_judgments_between_this_pools_pairs(
     import scoring.grades
 
     statements = []
-    copy_columns = scoring.grades._copy_columns
+    copy_columns = scoring.grades.read_columns
     monkeypatch.setattr(
         scoring.grades,
-        "_copy_columns",
+        "read_columns",
         lambda c, sql, *a: statements.append(sql) or copy_columns(c, sql, *a),
     )
     other = Pool.objects.create(name="neighbour")

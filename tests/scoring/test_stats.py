@@ -1,4 +1,6 @@
-"""Tests for scoring.stats (scipy is used here as the reference only)."""
+"""Tests for scoring.stats without a database (scipy, exact enumeration and plain loops are the references).
+
+The helpers exact_sign_flip_p, independent_permutation_p and mc_tolerance serve tests/scoring/compare too."""
 
 import itertools
 import math
@@ -9,13 +11,15 @@ import scipy.stats
 
 from scoring import stats
 from scoring.stats import (
+    N_RESAMPLES,
     Comparison,
-    bootstrap_ci,
-    compare,
+    bootstrap_means,
+    compare_many,
     default_n_bootstrap,
     holm,
-    paired_randomization_test,
     paired_t_test,
+    percentile_intervals,
+    randomization_pvalues,
     student_t_sf,
     wins_ties_losses,
 )
@@ -30,6 +34,54 @@ def _pairs(seed, n, effect=0.0, noise=0.2):
 
 def _mc_tolerance(p, n_resamples):
     return 4.0 * math.sqrt(p * (1.0 - p) / n_resamples) + 0.005
+
+
+def mc_tolerance(p, *resamples, z=4.5):
+    """z standard errors of the difference of two Monte-Carlo estimates of p (plus the +1 of the estimator)."""
+    return z * math.sqrt(max(p * (1 - p), 1e-4) * sum(1 / r for r in resamples)) + 2 / min(resamples)
+
+
+def exact_sign_flip_p(d):
+    """Two-sided sign-flip test by full enumeration of the 2^n sign patterns (small n)."""
+    d = np.asarray(d, dtype=float)
+    observed = abs(d.sum())
+    signs = np.array(list(itertools.product((-1.0, 1.0), repeat=len(d))))
+    sums = np.abs(signs @ d)
+    return float(np.mean(sums >= observed - 1e-12))
+
+
+def independent_permutation_p(a, b, n_resamples, seed):
+    """Sign-flip permutation test written independently: random ±1 matrix, mean of the flipped differences."""
+    d = np.asarray(b) - np.asarray(a)
+    rng = np.random.Generator(np.random.PCG64DXSM(seed))
+    count = 0
+    for start in range(0, n_resamples, 5000):
+        size = min(5000, n_resamples - start)
+        signs = rng.choice((-1.0, 1.0), size=(size, len(d)))
+        count += int(np.sum(np.abs(signs @ d) >= abs(d.sum()) - 1e-12))
+    return (count + 1) / (n_resamples + 1)
+
+
+def _column(x):
+    return np.asarray(x, dtype=np.float64).reshape(-1, 1)
+
+
+def paired_randomization_test(a, b, *, n_resamples=N_RESAMPLES, seed=0):
+    """The randomization test of one metric: stats.randomization_pvalues on a single column."""
+    return float(randomization_pvalues(_column(b) - _column(a), n_resamples=n_resamples, seed=seed)[0])
+
+
+def bootstrap_ci(x, *, n_resamples=N_RESAMPLES, confidence=0.95, seed=0):
+    """The percentile bootstrap interval of one column's mean."""
+    means = bootstrap_means(_column(x), n_resamples=n_resamples, seed=seed)
+    low, high = percentile_intervals(means, confidence)[:, 0]
+    return float(low), float(high)
+
+
+def compare(a, b, **options):
+    """stats.compare_many on a single column."""
+    (result,) = compare_many(_column(a), _column(b), **options)
+    return result
 
 
 # ---------------------------------------------------------------------------
@@ -89,9 +141,13 @@ def test_input_validation():
     with pytest.raises(ValueError):
         paired_t_test([0.1, float("nan")], [0.1, 0.2])
     with pytest.raises(ValueError):
-        paired_randomization_test([0.1, 0.2], [0.1, 0.2], n_resamples=0)
+        randomization_pvalues(np.zeros((2, 1)), n_resamples=0)
     with pytest.raises(ValueError):
-        bootstrap_ci([0.1, 0.2], confidence=1.0)
+        bootstrap_means(np.zeros((2, 1)), n_resamples=0)
+    with pytest.raises(ValueError):
+        percentile_intervals(np.zeros((5, 1)), confidence=1.0)
+    with pytest.raises(ValueError):
+        compare_many(np.zeros((3, 2)), np.zeros((3, 1)))
 
 
 # ---------------------------------------------------------------------------
@@ -112,12 +168,6 @@ def _loop_sign_flip_p(a, b, n_resamples, seed):
     return (count + 1) / (n_resamples + 1)
 
 
-def _exact_sign_flip_p(a, b):
-    d = np.asarray(b, float) - np.asarray(a, float)
-    signs = np.array(list(itertools.product([-1.0, 1.0], repeat=d.size)))
-    return float(np.mean(np.abs(signs @ d) >= abs(d.sum()) - 1e-12))
-
-
 @pytest.mark.parametrize(
     "seed,n,effect",
     [(1, 30, 0.0), (2, 40, 0.05), (3, 100, 0.03), (4, 250, 0.02), (5, 25, 0.1), (6, 8, 0.0)],
@@ -132,7 +182,7 @@ def test_randomization_matches_loop_implementation(seed, n, effect):
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_randomization_matches_exact_enumeration(seed):
     a, b = _pairs(seed, 12, effect=0.1)
-    exact = _exact_sign_flip_p(a, b)
+    exact = exact_sign_flip_p(np.asarray(b) - np.asarray(a))
     p = paired_randomization_test(a, b, n_resamples=10000, seed=seed)
     assert abs(p - exact) < _mc_tolerance(exact, 10000), (p, exact)
 
@@ -161,7 +211,7 @@ def test_randomization_ties_are_counted():
     # sums of sign-flipped values hit the observed value exactly.
     a = np.array([0.0, 0.5, 0.5, 1.0, 0.25, 0.75, 0.5, 0.0, 1.0, 0.25, 0.5, 0.5])
     b = np.array([0.5, 0.5, 1.0, 1.0, 0.5, 0.75, 0.25, 0.5, 1.0, 0.5, 0.5, 1.0])
-    exact = _exact_sign_flip_p(a, b)
+    exact = exact_sign_flip_p(np.asarray(b) - np.asarray(a))
     p = paired_randomization_test(a, b, n_resamples=10000, seed=3)
     assert abs(p - exact) < _mc_tolerance(exact, 10000), (p, exact)
 
@@ -178,7 +228,7 @@ def test_randomization_deterministic_and_bounded(monkeypatch):
     assert p == paired_randomization_test(a, b, seed=5)
     assert 1 / 10001 <= p <= 1.0
     # Force many small blocks: same distribution (different stream layout).
-    monkeypatch.setattr(stats, "_RANDOMIZATION_BLOCK", 38 * 7)
+    monkeypatch.setattr(stats, "_RANDOM_BYTES", 38 * 7)
     p_blocks = paired_randomization_test(a, b, seed=5)
     assert abs(p_blocks - p) < 2 * _mc_tolerance(p, 10000)
 
@@ -186,6 +236,37 @@ def test_randomization_deterministic_and_bounded(monkeypatch):
 def test_randomization_strong_effect_hits_floor():
     a, b = _pairs(9, 2000, effect=0.05)
     assert paired_randomization_test(a, b, n_resamples=10000) == pytest.approx(1 / 10001)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_randomization_p_agrees_with_exact_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0, 1, 14)
+    b = np.clip(a + rng.normal(0.08, 0.15, 14), 0, 1)
+    exact = exact_sign_flip_p(b - a)
+    p = randomization_pvalues((b - a)[:, None])[0]
+    assert abs(p - exact) <= mc_tolerance(exact, N_RESAMPLES, 10**9)
+
+
+def test_zero_padding_leaves_a_columns_randomization_test_unchanged():
+    rng = np.random.default_rng(5)
+    d = rng.normal(0, 0.2, 60)
+    d += 0.05 - d.mean()  # mean 0.05: t about 2, p about 0.05
+    padded = np.zeros(120)
+    padded[::2] = d  # the same differences, interleaved with queries this pair lacks
+    exact_like = independent_permutation_p(np.zeros(60), d, 200_000, seed=3)
+    p = randomization_pvalues(padded[:, None])[0]
+    assert 0.01 < exact_like < 0.5  # a p-value where Monte-Carlo error shows
+    assert abs(p - exact_like) <= mc_tolerance(exact_like, N_RESAMPLES, 200_000)
+
+
+def test_randomization_columns_share_the_flips_but_keep_their_own_test():
+    a, b = _pairs(14, 200, effect=0.03)
+    d = np.column_stack([b - a, a - b, np.zeros(200), 2 * (b - a)])
+    p = randomization_pvalues(d, seed=6)
+    single = paired_randomization_test(a, b, seed=6)
+    assert p[0] == p[1] == p[3] == single  # a column's p does not depend on the other columns
+    assert p[2] == 1.0
 
 
 # ---------------------------------------------------------------------------
@@ -231,15 +312,25 @@ def test_bootstrap_confidence_level():
 def test_bootstrap_block_size_does_not_change_result(monkeypatch):
     x = np.random.default_rng(4).random(777)
     ref = bootstrap_ci(x, n_resamples=3000, seed=9)
-    monkeypatch.setattr(stats, "_BOOTSTRAP_BLOCK", 777 * 7 + 5)
+    monkeypatch.setattr(stats, "_BOOTSTRAP_ROWS", 7)
     assert bootstrap_ci(x, n_resamples=3000, seed=9) == ref
 
 
 def test_bootstrap_degenerate():
-    low, high = bootstrap_ci([])
+    low, high = compare([], []).ci_a
     assert math.isnan(low) and math.isnan(high)
     assert bootstrap_ci([0.7]) == (0.7, 0.7)
     assert bootstrap_ci([0.25] * 50) == (0.25, 0.25)
+    assert compare([0.7], [0.1]).ci_a == (0.7, 0.7)
+    assert compare([0.1 * 3] * 50, np.arange(50) / 50).ci_a == (0.1 * 3, 0.1 * 3)  # exact, not a mean
+
+
+def test_bootstrap_means_hand_computed():
+    x = np.array([[1.0, 10.0], [2.0, 20.0], [4.0, 40.0]])
+    means = bootstrap_means(x, n_resamples=50, seed=2)
+    draws = np.random.default_rng(2).integers(0, 3, size=(50, 3))  # the draws of one block
+    np.testing.assert_allclose(means, x[draws].mean(axis=1), rtol=1e-15)
+    np.testing.assert_allclose(percentile_intervals(means, 0.5), np.quantile(means, [0.25, 0.75], axis=0))
 
 
 # ---------------------------------------------------------------------------
@@ -367,6 +458,7 @@ def test_compare_fields_consistent():
     assert c.diff == pytest.approx(b.mean() - a.mean())
     assert c.p_randomization == paired_randomization_test(a, b, n_resamples=5000, seed=4)
     assert c.p_t == paired_t_test(a, b)[1]
+    assert c.p_t == pytest.approx(scipy.stats.ttest_rel(b, a).pvalue, rel=1e-9)
     assert (c.wins, c.ties, c.losses) == wins_ties_losses(a, b)
     n_boot = default_n_bootstrap(800, 5000)
     assert n_boot == 5000
@@ -402,3 +494,32 @@ def test_default_n_bootstrap():
     assert default_n_bootstrap(5000) == 1000
     assert default_n_bootstrap(50000) == 1000
     assert default_n_bootstrap(100, n_resamples=500) == 500
+
+
+def test_compare_many_matches_scipy_column_by_column():
+    rng = np.random.default_rng(11)
+    a = rng.uniform(0, 1, (300, 3))
+    b = np.clip(a + rng.normal([0.0, 0.02, -0.03], 0.15, (300, 3)), 0, 1)
+    many = compare_many(a, b)
+    for c in range(3):
+        got, d = many[c], b[:, c] - a[:, c]
+        wins, losses = int(np.sum(d > 1e-12)), int(np.sum(d < -1e-12))
+        assert (got.n, got.wins, got.ties, got.losses) == (300, wins, 300 - wins - losses, losses)
+        assert got.mean_a == pytest.approx(a[:, c].mean()) and got.diff == pytest.approx(d.mean())
+        assert got.p_t == pytest.approx(scipy.stats.ttest_rel(b[:, c], a[:, c]).pvalue, rel=1e-9)
+        reference = scipy.stats.permutation_test(
+            (b[:, c], a[:, c]),
+            lambda x, y, axis: np.abs(np.mean(x - y, axis=axis)),
+            permutation_type="samples",
+            alternative="greater",
+            n_resamples=20_000,
+            vectorized=True,
+            rng=np.random.default_rng(100 + c),
+        ).pvalue
+        assert abs(got.p_randomization - reference) <= mc_tolerance(reference, N_RESAMPLES, 20_000)
+        se = d.std() / math.sqrt(300)
+        for interval, sample in ((got.ci_diff, d), (got.ci_a, a[:, c]), (got.ci_b, b[:, c])):
+            ci = scipy.stats.bootstrap(
+                (sample,), np.mean, method="percentile", n_resamples=10_000, rng=np.random.default_rng(c)
+            ).confidence_interval
+            assert interval == pytest.approx((ci.low, ci.high), abs=0.2 * se)

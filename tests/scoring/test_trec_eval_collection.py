@@ -159,7 +159,7 @@ def test_query_missing_from_run_counts_zero_like_trec_eval_c(db, tmp_path):
     missing = QueryScore.objects.get(run=run, flavor="trec", query__external_id="302")
     assert missing.has_ranking is False and missing.ndcg_10 == 0.0 and missing.judged_10 == 0.0
     (means,) = configuration_means(run.configuration.pool, "trec")
-    assert (means.current.n_queries, means.current.n_missing) == (3, 1)
+    assert (means.current.n_queries, means.current.n_unranked) == (3, 1)
 
 
 def test_graded_relevance_ndcg_equals_out_test_aql_and_pytrec_eval(db, tmp_path):
@@ -189,7 +189,7 @@ def test_comment_collection_equals_out_comment_test_and_pytrec_eval(db, tmp_path
     assert_matches_pytrec_eval(trec, pytrec_eval_scores(qrels, results, judged_only=False))
     assert_matches_pytrec_eval(stored(run, "judged"), pytrec_eval_scores(qrels, results, judged_only=True))
     (means,) = configuration_means(run.configuration.pool, "trec")
-    assert (means.current.n_queries, means.current.n_missing, means.current.n_no_relevant) == (31, 0, 1)
+    assert (means.current.n_queries, means.current.n_unranked, means.current.n_no_relevant) == (31, 0, 1)
     assert QueryScore.objects.filter(run=run, flavor="trec").count() == 31  # ungraded topics: no rows
 
 

@@ -26,8 +26,9 @@ Writers are generators yielding ``str`` lines that end in ``"\\n"`` (ready for D
 Every CSV file is written by ``spreadsheet.csv_line``: cells a spreadsheet would run as a formula
 (``= + - @``, tab, CR first) get a leading apostrophe, which the CSV parsers take off again exactly.
 
-Modules: problems (Problem, FormatError, shared field rules), records, read (lines, TREC fields,
-JSON objects, CSV rows), trec, queries, documents, judgments, spreadsheet. Import from this package.
+Modules: problems (Problem, FormatError, the parsers' skeleton _Reader, shared field rules), records,
+read (lines, TREC fields, JSON objects, CSV rows), trec, queries, documents, judgments, quepid (Quepid's
+CSV export), rre (RRE ratings JSON), jsonpos, spreadsheet. Import from this package.
 """
 
 from .documents import (  # noqa: F401
@@ -53,6 +54,7 @@ from .problems import (  # noqa: F401
     Problem,
     Stream,
 )
+from .quepid import QuepidCsvFile, UnratedRow, parse_quepid_csv, write_quepid_csv  # noqa: F401
 from .queries import (  # noqa: F401
     parse_queries,
     parse_queries_jsonl,
@@ -71,6 +73,7 @@ from .records import (  # noqa: F401
     RunColumns,
     RunFile,
 )
+from .rre import RreRatings, parse_rre, write_rre  # noqa: F401
 from .spreadsheet import csv_line, csv_lines, neutralise, restore  # noqa: F401
 from .trec import (  # noqa: F401
     parse_grade_map,
@@ -84,6 +87,13 @@ from .trec import (  # noqa: F401
 )
 
 __all__ = [
+    "QuepidCsvFile",
+    "UnratedRow",
+    "parse_quepid_csv",
+    "write_quepid_csv",
+    "RreRatings",
+    "parse_rre",
+    "write_rre",
     "MAX_PROBLEMS",
     "MAX_ID_LENGTH",
     "MAX_URL_LENGTH",

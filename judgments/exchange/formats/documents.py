@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .problems import _BAD_ID_CHAR, MAX_URL_LENGTH, Stream, _char_desc, _gc_paused, _Problems, _show
-from .read import _dumps, _empty, _iter_json_objects, _json_id, _json_text
+from .problems import _BAD_ID_CHAR, MAX_URL_LENGTH, Stream, _char_desc, _gc_paused, _Reader, _show
+from .read import _dumps, _iter_json_objects, _json_id, _json_text
 from .records import DocumentRecord
 
 # --------------------------------------------------------------------------------------------------
@@ -55,28 +55,16 @@ def _document_from_obj(
 def parse_documents_jsonl(stream: Stream, name: str = "<file>") -> list[DocumentRecord]:
     """Documents as JSON lines ``{"id", "title"?, "body"?, "url"?, ...}``; other keys go to ``extra``.
     title/body/url must be strings if present (null counts as absent). Duplicate ids are a problem."""
-    problems = _Problems()
-    records: list[DocumentRecord] = []
-    seen: dict[str, int] = {}
-    count = 0
-    for lineno, obj in _iter_json_objects(stream, problems):
-        count += 1
+    reader = _Reader(name)
+    for lineno, obj in _iter_json_objects(stream, reader):
         record, errors = _document_from_obj(obj, lineno)
         for key, msg in errors:
-            problems.add(lineno, key, msg)
-        if record is None:
-            continue
-        first = seen.get(record.doc_id)
-        if first is not None:
-            problems.add(lineno, "id", f"doc id {record.doc_id} appears twice (lines {first} and {lineno})")
-            continue
-        seen[record.doc_id] = lineno
-        if not problems:
-            records.append(record)
-    if not problems and not count:
-        _empty(problems, "documents")
-    problems.raise_if_any(name)
-    return records
+            reader.add(lineno, key, msg)
+        if record is not None and not reader.twice(
+            record.doc_id, lineno, "id", f"doc id {record.doc_id} appears twice"
+        ):
+            reader.keep(record)
+    return reader.finish("documents")
 
 
 def write_documents_jsonl(records: Iterable[DocumentRecord]) -> Iterator[str]:

@@ -17,11 +17,11 @@ from .problems import (
     _gc_paused,
     _id_problem,
     _json_type,
-    _Problems,
+    _Reader,
     _require_id,
     _show,
 )
-from .read import _dumps, _empty, _iter_csv_rows, _iter_json_objects, _json_id, _json_text
+from .read import _dumps, _iter_csv_rows, _iter_json_objects, _json_id, _json_text
 from .records import JudgmentCsvRecord, JudgmentJsonRecord, RaterCsvFile, RaterCsvRecord
 from .spreadsheet import csv_line, restore
 
@@ -39,15 +39,11 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
     ``rating`` (any order, any case; other columns ignored). Ratings are integers 0-4 (empty is a
     problem). ``query`` is returned stripped; it may be a query id or a query text. Cells the writer
     guarded against formulas with an apostrophe are read back exactly (see spreadsheet)."""
-    problems = _Problems()
-    records: list[JudgmentCsvRecord] = []
-    seen: dict[tuple[str, str], int] = {}
+    reader = _Reader(name)
     columns: dict[str, int] | None = None
-    header_seen = False
     width = 0
-    for lineno, row in _iter_csv_rows(stream, problems):
-        if not header_seen:
-            header_seen = True
+    for lineno, row in _iter_csv_rows(stream, reader):
+        if columns is None:
             names = [c.strip().lower() for c in row]
             aliases = {"query": ("query",), "docid": ("docid", "doc_id"), "rating": ("rating",)}
             found: dict[str, int] = {}
@@ -56,7 +52,7 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
                 if len(idx) == 1:
                     found[key] = idx[0]
             if len(found) != 3:
-                problems.add(
+                reader.add(
                     lineno,
                     "header",
                     f"header must name the columns query,docid,rating; got {_show(','.join(row), 120)}",
@@ -65,52 +61,35 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
             columns = found
             width = len(row)
             continue
-        assert columns is not None
         if len(row) != width:
-            problems.add(lineno, "line", f"expected {width} columns like the header, found {len(row)}")
+            reader.add(lineno, "line", f"expected {width} columns like the header, found {len(row)}")
             continue
         query = restore(row[columns["query"]].strip())  # the writer's apostrophe against formulas
         docid = restore(row[columns["docid"]].strip())
         rating = row[columns["rating"]]
         ok = True
         if not query:
-            problems.add(lineno, "query", "query is empty")
+            reader.add(lineno, "query", "query is empty")
             ok = False
         elif "\x00" in query or len(query) > MAX_CSV_QUERY_LENGTH:
-            problems.add(
+            reader.add(
                 lineno, "query", f"query contains a NUL character or is longer than {MAX_CSV_QUERY_LENGTH}"
             )
             ok = False
         msg = _id_problem(docid)
         if msg:
-            problems.add(lineno, "docid", f"doc id {msg}")
+            reader.add(lineno, "docid", f"doc id {msg}")
             ok = False
         grade = _grade_cell(rating)
         if grade is None:
             what = "empty" if not rating.strip() else _show(rating)
-            problems.add(lineno, "rating", f"rating must be an integer 0-4, got {what}")
+            reader.add(lineno, "rating", f"rating must be an integer 0-4, got {what}")
             ok = False
-        if not ok:
-            continue
-        key = (query, docid)
-        first = seen.get(key)
-        if first is not None:
-            problems.add(
-                lineno,
-                "docid",
-                f"query {_show(query)} doc {docid} is rated twice (lines {first} and {lineno})",
-            )
-            continue
-        seen[key] = lineno
-        if not problems:
-            records.append(JudgmentCsvRecord(lineno, query, docid, grade))  # type: ignore[arg-type]
-    if not problems:
-        if not header_seen:
-            _empty(problems, "header and no judgments")
-        elif not records:
-            _empty(problems, "judgments after the header")
-    problems.raise_if_any(name)
-    return records
+        if ok and not reader.twice(
+            (query, docid), lineno, "docid", f"query {_show(query)} doc {docid} is rated twice"
+        ):
+            reader.keep(JudgmentCsvRecord(lineno, query, docid, grade))  # type: ignore[arg-type]
+    return reader.finish("header and no judgments", "file is empty (no judgments after the header)")
 
 
 def write_judgments_csv(rows: Iterable[JudgmentCsvRecord | tuple[str, str, int]]) -> Iterator[str]:
@@ -149,17 +128,13 @@ def _rater_cell(value: Any) -> str:
 def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
     """Per-rater CSV: header ``query_id,doc_id,<rater>...``; each cell a grade 0-4, empty (no grade)
     or ``X`` (can't judge; ``x`` accepted). Every row's ``grades`` has every rater of the header."""
-    problems = _Problems()
-    rows: list[RaterCsvRecord] = []
-    seen: dict[tuple[str, str], int] = {}
+    reader = _Reader(name)
     raters: list[str] | None = None
-    header_seen = False
-    for lineno, row in _iter_csv_rows(stream, problems):
-        if not header_seen:
-            header_seen = True
+    for lineno, row in _iter_csv_rows(stream, reader):
+        if raters is None:
             cells = [restore(c.strip()) for c in row]
             if len(cells) < 2 or cells[0].lower() != "query_id" or cells[1].lower() != "doc_id":
-                problems.add(
+                reader.add(
                     lineno,
                     "header",
                     f"header must start with query_id,doc_id; got {_show(','.join(row), 120)}",
@@ -170,17 +145,16 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
             for i, rater in enumerate(raters):
                 msg = _id_problem(rater)
                 if msg:
-                    problems.add(lineno, "header", f"rater name in column {i + 3} {msg}")
+                    reader.add(lineno, "header", f"rater name in column {i + 3} {msg}")
                     bad = True
                 elif rater in raters[:i] or rater.lower() in ("query_id", "doc_id"):
-                    problems.add(lineno, "header", f"rater {rater} appears twice in the header")
+                    reader.add(lineno, "header", f"rater {rater} appears twice in the header")
                     bad = True
             if bad:
                 break
             continue
-        assert raters is not None
         if len(row) != len(raters) + 2:
-            problems.add(
+            reader.add(
                 lineno, "line", f"expected {len(raters) + 2} columns like the header, found {len(row)}"
             )
             continue
@@ -188,11 +162,11 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
         ok = True
         msg = _id_problem(qid, query=True)
         if msg:
-            problems.add(lineno, "query_id", f"query id {msg}")
+            reader.add(lineno, "query_id", f"query id {msg}")
             ok = False
         msg = _id_problem(docid)
         if msg:
-            problems.add(lineno, "doc_id", f"doc id {msg}")
+            reader.add(lineno, "doc_id", f"doc id {msg}")
             ok = False
         grades: dict[str, RaterCell] = {}
         for rater, cell in zip(raters, row[2:], strict=True):
@@ -204,29 +178,12 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
             else:
                 grade = _GRADE_STRINGS.get(cell)
                 if grade is None:
-                    problems.add(
-                        lineno, rater, f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}"
-                    )
+                    reader.add(lineno, rater, f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}")
                     ok = False
                 grades[rater] = grade
-        if not ok:
-            continue
-        key = (qid, docid)
-        first = seen.get(key)
-        if first is not None:
-            problems.add(
-                lineno, "doc_id", f"query {qid} doc {docid} appears twice (lines {first} and {lineno})"
-            )
-            continue
-        seen[key] = lineno
-        if not problems:
-            rows.append(RaterCsvRecord(lineno, qid, docid, grades))
-    if not problems:
-        if not header_seen:
-            _empty(problems, "header and no rows")
-        elif not rows:
-            _empty(problems, "rows after the header")
-    problems.raise_if_any(name)
+        if ok and not reader.twice((qid, docid), lineno, "doc_id", f"query {qid} doc {docid} appears twice"):
+            reader.keep(RaterCsvRecord(lineno, qid, docid, grades))
+    rows = reader.finish("header and no rows", "file is empty (no rows after the header)")
     return RaterCsvFile(raters=raters or [], rows=rows)
 
 
@@ -371,36 +328,25 @@ def parse_judgments_jsonl(stream: Stream, name: str = "<file>") -> list[Judgment
     ISO 8601 with a timezone (null or absent: unknown). A (query_id, doc_id, rater) twice is a problem,
     and so is a second ``"final": true`` record (an adjudicated grade) for a pair; a final record does
     not clash with the same rater's own judgment. Unknown keys are ignored."""
-    problems = _Problems()
-    records: list[JudgmentJsonRecord] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    count = 0
-    for lineno, obj in _iter_json_objects(stream, problems):
-        count += 1
+    reader = _Reader(name)
+    for lineno, obj in _iter_json_objects(stream, reader):
         record, errors = _judgment_from_obj(obj, lineno)
         for key, msg in errors:
-            problems.add(lineno, key, msg)
+            reader.add(lineno, key, msg)
         if record is None:
             continue
         # A rater judges a pair once; a pair has at most one final (adjudicated) grade, whoever gave it.
-        key3 = (record.query_id, record.doc_id, "" if record.final else record.rater)
-        first = seen.get(key3)
-        if first is not None:
-            if record.final:
-                message = f"query {record.query_id} doc {record.doc_id} has two final grades"
-            else:
-                message = f"{record.rater} judged query {record.query_id} doc {record.doc_id} twice"
-            problems.add(
-                lineno, "final" if record.final else "rater", f"{message} (lines {first} and {lineno})"
+        if record.final:
+            field_, message = "final", f"query {record.query_id} doc {record.doc_id} has two final grades"
+        else:
+            field_, message = (
+                "rater",
+                f"{record.rater} judged query {record.query_id} doc {record.doc_id} twice",
             )
-            continue
-        seen[key3] = lineno
-        if not problems:
-            records.append(record)
-    if not problems and not count:
-        _empty(problems, "judgments")
-    problems.raise_if_any(name)
-    return records
+        key = (record.query_id, record.doc_id, "" if record.final else record.rater)
+        if not reader.twice(key, lineno, field_, message):
+            reader.keep(record)
+    return reader.finish("judgments")
 
 
 def write_judgments_jsonl(records: Iterable[JudgmentJsonRecord]) -> Iterator[str]:

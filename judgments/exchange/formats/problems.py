@@ -1,4 +1,4 @@
-"""Problems and the field rules every format shares: Problem, FormatError, the problem collector, id checks."""
+"""Problems and the field rules every format shares: Problem, FormatError, the parsers' skeleton (_Reader), id checks."""
 
 from __future__ import annotations
 
@@ -52,15 +52,27 @@ class FormatError(Exception):
         return (type(self), (self.name, self.problems))
 
 
-class _Problems:
-    """Collects problems, keeping the first MAX_PROBLEMS and counting the rest."""
+class _Reader:
+    """The skeleton every parser shares: one file being read, its problems, its records, the keys it has
+    seen and its data lines. A parser reads its lines through one of the iterators of `read` (which
+    count the data lines and record encoding and syntax problems here), records each field's problem
+    with `add`, refuses a key seen before with `twice`, keeps a record with `keep`, and ends with
+    `finish`, which either returns the records or raises FormatError with every problem.
 
-    __slots__ = ("items", "cut", "first_cut_line")
+    Problems: the first MAX_PROBLEMS are kept, the rest counted. Records are kept only while the file
+    has no problem (a bad file is never partly returned). The hot loops of qrels and runs use the
+    attributes directly (`items`, `records`, `seen`, `clash`) so a line costs no extra call."""
 
-    def __init__(self) -> None:
+    __slots__ = ("name", "items", "cut", "first_cut_line", "records", "seen", "count")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.items: list[Problem] = []
         self.cut = 0
         self.first_cut_line = 0
+        self.records: list = []
+        self.seen: dict = {}  # key -> the line it was first seen on
+        self.count = 0  # data lines read, good or bad (set by the iterators of `read`)
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -73,9 +85,42 @@ class _Problems:
                 self.first_cut_line = line
             self.cut += 1
 
-    def raise_if_any(self, name: str) -> None:
+    def clash(self, first: int, line: int, field_: str, message: str) -> None:
+        """The problem of something given a second time: ``<message> (lines <first> and <line>)``."""
+        self.add(line, field_, f"{message} (lines {first} and {line})")
+
+    def twice(self, key: Any, line: int, field_: str, message: str) -> bool:
+        """True (and a problem recorded) if ``key`` was seen on an earlier line; else remember it."""
+        first = self.seen.get(key)
+        if first is not None:
+            self.clash(first, line, field_, message)
+            return True
+        self.seen[key] = line
+        return False
+
+    def keep(self, record: Any) -> None:
+        """Keep a good record, unless the file already has a problem (then nothing will be returned)."""
         if not self.items:
-            return
+            self.records.append(record)
+
+    def raise_if_any(self, name: str | None = None) -> None:
+        """FormatError with every problem so far, if there is one (parsers that check a whole document,
+        such as RRE's JSON, stop at the first stage that found problems)."""
+        if self.items:
+            if name is not None:
+                self.name = name
+            self.finish("records")
+
+    def finish(self, what: str, nothing_kept: str | None = None) -> list:
+        """The records, or FormatError with every problem. A file without data lines is empty (``file is
+        empty (no <what>)``); ``nothing_kept`` is the problem of a file whose data lines kept nothing."""
+        if not self.items:
+            if not self.count:
+                self.add(0, "file", f"file is empty (no {what})")
+            elif nothing_kept is not None and not self.records:
+                self.add(0, "file", nothing_kept)
+        if not self.items:
+            return self.records
         items = sorted(self.items, key=lambda p: p.line)
         if self.cut:
             more = f"{self.cut} more problem{'s' if self.cut != 1 else ''}"
@@ -86,7 +131,7 @@ class _Problems:
                     f"too many problems: only the first {MAX_PROBLEMS} are listed, {more} from here on were cut",
                 )
             )
-        raise FormatError(name, items)
+        raise FormatError(self.name, items)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -12,10 +12,10 @@ from .problems import (
     _gc_paused,
     _id_problem,
     _json_type,
-    _Problems,
+    _Reader,
     _require_id,
 )
-from .read import _as_iterable, _dumps, _empty, _iter_json_objects, _iter_lines, _json_id, _json_text
+from .read import _as_iterable, _dumps, _iter_json_objects, _iter_lines, _json_id, _json_text
 from .records import QueryRecord
 
 # --------------------------------------------------------------------------------------------------
@@ -35,21 +35,18 @@ def _query_text_problem(text: Any) -> str | None:
 @_gc_paused
 def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
     """Queries as ``qid<TAB>text`` lines (exactly one tab). Duplicate ids are a problem."""
-    problems = _Problems()
-    records: list[QueryRecord] = []
-    seen: dict[str, int] = {}
-    data_lines = 0
-    for lineno, text in _iter_lines(stream, problems):
+    reader = _Reader(name)
+    for lineno, text in _iter_lines(stream, reader):
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        data_lines += 1
+        reader.count += 1
         parts = text.split("\t")
         if len(parts) != 2:
             if len(parts) == 1:
-                problems.add(lineno, "line", "expected 'query_id<TAB>text': no tab found")
+                reader.add(lineno, "line", "expected 'query_id<TAB>text': no tab found")
             else:
-                problems.add(
+                reader.add(
                     lineno, "line", f"expected 2 tab-separated fields 'query_id<TAB>text', found {len(parts)}"
                 )
             continue
@@ -57,67 +54,43 @@ def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]
         ok = True
         msg = _id_problem(qid, query=True)
         if msg:
-            problems.add(lineno, "qid", f"query id {msg}")
+            reader.add(lineno, "qid", f"query id {msg}")
             ok = False
         msg = _query_text_problem(qtext)
         if msg:
-            problems.add(lineno, "text", msg)
+            reader.add(lineno, "text", msg)
             ok = False
-        if not ok:
-            continue
-        first = seen.get(qid)
-        if first is not None:
-            problems.add(lineno, "qid", f"query id {qid} appears twice (lines {first} and {lineno})")
-            continue
-        seen[qid] = lineno
-        if not problems:
-            records.append(QueryRecord(lineno, qid, qtext, ""))
-    if not problems and not data_lines:
-        _empty(problems, "queries")
-    problems.raise_if_any(name)
-    return records
+        if ok and not reader.twice(qid, lineno, "qid", f"query id {qid} appears twice"):
+            reader.keep(QueryRecord(lineno, qid, qtext, ""))
+    return reader.finish("queries")
 
 
 @_gc_paused
 def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
     """Queries as JSON lines ``{"id", "text", "information_need"?}``; other keys are ignored."""
-    problems = _Problems()
-    records: list[QueryRecord] = []
-    seen: dict[str, int] = {}
-    count = 0
-    for lineno, obj in _iter_json_objects(stream, problems):
-        count += 1
+    reader = _Reader(name)
+    for lineno, obj in _iter_json_objects(stream, reader):
         ok = True
         qid, msg = _json_id(obj, "id", query=True)
         if msg:
-            problems.add(lineno, "id", msg)
+            reader.add(lineno, "id", msg)
             ok = False
         text = obj.get("text")
         if "text" not in obj:
-            problems.add(lineno, "text", "text is missing")
+            reader.add(lineno, "text", "text is missing")
             ok = False
         else:
             msg = _query_text_problem(text)
             if msg:
-                problems.add(lineno, "text", msg)
+                reader.add(lineno, "text", msg)
                 ok = False
         need, msg = _json_text(obj, "information_need")
         if msg:
-            problems.add(lineno, "information_need", msg)
+            reader.add(lineno, "information_need", msg)
             ok = False
-        if not ok:
-            continue
-        first = seen.get(qid)  # type: ignore[arg-type]
-        if first is not None:
-            problems.add(lineno, "id", f"query id {qid} appears twice (lines {first} and {lineno})")
-            continue
-        seen[qid] = lineno  # type: ignore[index]
-        if not problems:
-            records.append(QueryRecord(lineno, qid, text, need))  # type: ignore[arg-type]
-    if not problems and not count:
-        _empty(problems, "queries")
-    problems.raise_if_any(name)
-    return records
+        if ok and not reader.twice(qid, lineno, "id", f"query id {qid} appears twice"):
+            reader.keep(QueryRecord(lineno, qid, text, need))  # type: ignore[arg-type]
+    return reader.finish("queries")
 
 
 @_gc_paused

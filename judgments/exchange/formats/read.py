@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .problems import _BAD_LINE_CHAR, Stream, _char_desc, _id_problem, _json_type, _Problems
+from .problems import _BAD_LINE_CHAR, Stream, _char_desc, _id_problem, _json_type, _Reader
 
 # --------------------------------------------------------------------------------------------------
 # Reading lines
@@ -22,7 +22,7 @@ def _as_iterable(stream: Stream) -> Iterable:
     return stream
 
 
-def _decode_problem(raw: Any, lineno: int, problems: _Problems) -> str:
+def _decode_problem(raw: Any, lineno: int, reader: _Reader) -> str:
     """Decode a line that is not valid UTF-8 (or not bytes at all), recording the problem."""
     if not isinstance(raw, (bytes, bytearray, memoryview)):
         raise TypeError(f"a stream must yield bytes or str lines, got {type(raw).__name__}")
@@ -30,7 +30,7 @@ def _decode_problem(raw: Any, lineno: int, problems: _Problems) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        problems.add(
+        reader.add(
             lineno,
             "encoding",
             f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line ({exc.reason})",
@@ -38,7 +38,7 @@ def _decode_problem(raw: Any, lineno: int, problems: _Problems) -> str:
         return raw.decode("utf-8", "replace")
 
 
-def _iter_lines(stream: Stream, problems: _Problems, *, keep_ends: bool = False) -> Iterator[tuple[int, str]]:
+def _iter_lines(stream: Stream, reader: _Reader, *, keep_ends: bool = False) -> Iterator[tuple[int, str]]:
     """(line number, text without line ending) for every line; decoding problems are recorded and the
     line is still yielded (with U+FFFD replacements) so the rest of the file is checked too."""
     lineno = 0
@@ -51,24 +51,25 @@ def _iter_lines(stream: Stream, problems: _Problems, *, keep_ends: bool = False)
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
-                    text = _decode_problem(raw, lineno, problems)
+                    text = _decode_problem(raw, lineno, reader)
             if lineno == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             yield lineno, (text if keep_ends else text.rstrip("\r\n"))
     except UnicodeDecodeError as exc:  # a text stream that could not decode its input
-        problems.add(
+        reader.add(
             lineno + 1, "encoding", f"not valid UTF-8 ({exc.reason}); the rest of the file was not read"
         )
 
 
 def _iter_trec_fields(
-    stream: Stream, problems: _Problems, width: int, layout: str, counter: list[int]
+    stream: Stream, reader: _Reader, width: int, layout: str
 ) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of every data line of a whitespace-separated TREC file with ``width``
-    fields. Blank and '#' lines are skipped; ``counter[0]`` counts the data lines (good or bad).
+    fields. Blank and '#' lines are skipped; ``reader.count`` counts the data lines (good or bad).
     The loop is written out (not built on _iter_lines) because runs have 500,000+ lines."""
     bad_line = _BAD_LINE_CHAR.search
     lineno = 0
+    count = 0
     try:
         for raw in _as_iterable(stream):
             lineno += 1
@@ -76,19 +77,19 @@ def _iter_trec_fields(
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
-                    text = _decode_problem(raw, lineno, problems)
+                    text = _decode_problem(raw, lineno, reader)
             elif isinstance(raw, str):
                 text = raw
             else:
-                text = _decode_problem(raw, lineno, problems)
+                text = _decode_problem(raw, lineno, reader)
             if lineno == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             fields = text.split()
             if not fields or fields[0][0] == "#":
                 continue
-            counter[0] += 1
+            count += 1
             if len(fields) != width:
-                problems.add(
+                reader.add(
                     lineno,
                     "line",
                     f"expected {width} whitespace-separated fields '{layout}', found {len(fields)}",
@@ -97,7 +98,7 @@ def _iter_trec_fields(
             text = text.rstrip("\r\n")
             if bad_line(text):
                 m = bad_line(text)
-                problems.add(
+                reader.add(
                     lineno,
                     "line",
                     f"contains a control, invisible or non-ASCII whitespace character ({_char_desc(text, m)})",
@@ -105,13 +106,11 @@ def _iter_trec_fields(
                 continue
             yield lineno, fields
     except UnicodeDecodeError as exc:  # a text stream that could not decode its input
-        problems.add(
+        reader.add(
             lineno + 1, "encoding", f"not valid UTF-8 ({exc.reason}); the rest of the file was not read"
         )
-
-
-def _empty(problems: _Problems, what: str = "records") -> None:
-    problems.add(0, "file", f"file is empty (no {what})")
+    finally:
+        reader.count = count
 
 
 # --------------------------------------------------------------------------------------------------
@@ -137,24 +136,26 @@ def _reject_constant(value: str) -> Any:
     raise ValueError(f"{value} is not valid JSON")
 
 
-def _iter_json_objects(stream: Stream, problems: _Problems) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Every non-blank line parsed as a JSON object; bad lines are recorded as problems."""
-    for lineno, text in _iter_lines(stream, problems):
+def _iter_json_objects(stream: Stream, reader: _Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every non-blank line parsed as a JSON object; bad lines are recorded as problems. Counts the
+    non-blank lines."""
+    for lineno, text in _iter_lines(stream, reader):
         if not text.strip():
             continue
+        reader.count += 1
         try:
             obj = json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
         except _DuplicateKey as exc:
-            problems.add(lineno, "json", str(exc))
+            reader.add(lineno, "json", str(exc))
             continue
         except json.JSONDecodeError as exc:
-            problems.add(lineno, "json", f"invalid JSON: {exc.msg} (column {exc.colno})")
+            reader.add(lineno, "json", f"invalid JSON: {exc.msg} (column {exc.colno})")
             continue
         except (ValueError, RecursionError) as exc:
-            problems.add(lineno, "json", f"invalid JSON: {exc}")
+            reader.add(lineno, "json", f"invalid JSON: {exc}")
             continue
         if not isinstance(obj, dict):
-            problems.add(lineno, "json", f"each line must be a JSON object, got {_json_type(obj)}")
+            reader.add(lineno, "json", f"each line must be a JSON object, got {_json_type(obj)}")
             continue
         yield lineno, obj
 
@@ -195,26 +196,27 @@ def _dumps(obj: Mapping[str, Any]) -> str:
 # CSV helpers
 
 
-def _iter_csv_rows(stream: Stream, problems: _Problems) -> Iterator[tuple[int, list[str]]]:
-    """(first line of the record, cells) for every non-blank CSV record."""
+def _iter_csv_rows(stream: Stream, reader: _Reader) -> Iterator[tuple[int, list[str]]]:
+    """(first line of the record, cells) for every non-blank CSV record (counted, header included)."""
     line_holder = [0]
 
     def feed() -> Iterator[str]:
-        for lineno, text in _iter_lines(stream, problems, keep_ends=True):
+        for lineno, text in _iter_lines(stream, reader, keep_ends=True):
             line_holder[0] = lineno
             yield text
 
-    reader = csv.reader(feed(), strict=True)
+    records = csv.reader(feed(), strict=True)
     start = 1
     while True:
         try:
-            row = next(reader)
+            row = next(records)
         except StopIteration:
             return
         except csv.Error as exc:
-            problems.add(start, "csv", f"invalid CSV: {exc}")
+            reader.add(start, "csv", f"invalid CSV: {exc}")
             start = line_holder[0] + 1
             continue
         if row and any(cell.strip() for cell in row):
+            reader.count += 1
             yield start, row
         start = line_holder[0] + 1

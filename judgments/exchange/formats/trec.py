@@ -16,11 +16,11 @@ from .problems import (
     _gc_paused,
     _id_problem,
     _parse_int,
-    _Problems,
+    _Reader,
     _require_id,
     _show,
 )
-from .read import _empty, _iter_trec_fields
+from .read import _iter_trec_fields
 from .records import QrelRecord, RunColumns, RunFile
 
 # --------------------------------------------------------------------------------------------------
@@ -83,22 +83,20 @@ def parse_qrels(
     """TREC qrels ``qid iter docid grade``. Grades must be integers 0-4 unless ``grade_map`` maps them
     (a None target skips the line). A (qid, docid) twice is a problem."""
     gmap = _check_grade_map(grade_map) if grade_map else {}
-    problems = _Problems()
-    records: list[QrelRecord] = []
-    seen: dict[tuple[str, str], int] = {}
-    counter = [0]
+    reader = _Reader(name)
+    records: list[QrelRecord] = reader.records
+    seen: dict[tuple[str, str], int] = reader.seen
+    problems = reader.items  # `not problems` tests a list: no call a line
     skipped = 0
     max_id = MAX_ID_LENGTH
-    for lineno, (qid, _iter, docid, grade_s) in _iter_trec_fields(
-        stream, problems, 4, "qid iter docid grade", counter
-    ):
+    for lineno, (qid, _iter, docid, grade_s) in _iter_trec_fields(stream, reader, 4, "qid iter docid grade"):
         ok = True
         # Whitespace and control characters were ruled out for the whole line.
         if len(qid) > max_id:
-            problems.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
+            reader.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
             ok = False
         if len(docid) > max_id:
-            problems.add(lineno, "docid", f"doc id {_id_problem(docid)}")
+            reader.add(lineno, "docid", f"doc id {_id_problem(docid)}")
             ok = False
         grade = _GRADE_STRINGS.get(grade_s)
         skip = False
@@ -111,28 +109,20 @@ def parse_qrels(
                 grade = value
             else:
                 hint = "" if gmap else " (a grade map can translate other grades)"
-                problems.add(lineno, "grade", f"grade must be an integer 0-4, got {_show(grade_s)}{hint}")
+                reader.add(lineno, "grade", f"grade must be an integer 0-4, got {_show(grade_s)}{hint}")
                 ok = False
         if ok:
             key = (qid, docid)
             first = seen.get(key)
             if first is not None:
-                problems.add(
-                    lineno, "docid", f"query {qid} doc {docid} is judged twice (lines {first} and {lineno})"
-                )
+                reader.clash(first, lineno, "docid", f"query {qid} doc {docid} is judged twice")
                 continue
             seen[key] = lineno
             if skip:
                 skipped += 1
             elif not problems:
                 records.append(QrelRecord(lineno, qid, docid, grade))  # type: ignore[arg-type]
-    if not problems:
-        if not counter[0]:
-            _empty(problems, "judgments")
-        elif not records:
-            problems.add(0, "file", f"no judgments left: all {skipped} lines were skipped by the grade map")
-    problems.raise_if_any(name)
-    return records
+    return reader.finish("judgments", f"no judgments left: all {skipped} lines were skipped by the grade map")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -144,42 +134,41 @@ def _read_run(stream: Stream, name: str, order: str) -> tuple[dict[str, list[tup
     if order not in ("score", "rank"):
         raise ValueError(f"order must be 'score' or 'rank', got {order!r}")
     by_rank = order == "rank"
-    problems = _Problems()
+    reader = _Reader(name)
     per_query: dict[str, list[tuple]] = {}
-    seen_docs: dict[str, dict[str, int]] = {}
+    seen_docs: dict[str, dict[str, int]] = reader.seen  # per query: doc id -> line
     seen_ranks: dict[str, dict[int, int]] = {}
     tags: dict[str, None] = {}
     last_tag = None
-    counter = [0]
     max_id = MAX_ID_LENGTH
-    for lineno, fields in _iter_trec_fields(stream, problems, 6, "qid Q0 docid rank score tag", counter):
+    for lineno, fields in _iter_trec_fields(stream, reader, 6, "qid Q0 docid rank score tag"):
         qid, _q0, docid, rank_s, score_s, tag = fields
         ok = True
         if len(qid) > max_id:
-            problems.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
+            reader.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
             ok = False
         if len(docid) > max_id:
-            problems.add(lineno, "docid", f"doc id {_id_problem(docid)}")
+            reader.add(lineno, "docid", f"doc id {_id_problem(docid)}")
             ok = False
         if len(tag) > max_id:
-            problems.add(lineno, "tag", f"run tag {_id_problem(tag)}")
+            reader.add(lineno, "tag", f"run tag {_id_problem(tag)}")
             ok = False
         try:
             if "_" in rank_s or not rank_s.isascii():
                 raise ValueError
             rank = int(rank_s)
         except ValueError:
-            problems.add(lineno, "rank", f"rank must be an integer, got {_show(rank_s)}")
+            reader.add(lineno, "rank", f"rank must be an integer, got {_show(rank_s)}")
             ok = False
         try:
             if "_" in score_s or not score_s.isascii():
                 raise ValueError
             score = float(score_s)
             if not -math.inf < score < math.inf:
-                problems.add(lineno, "score", f"score must be a finite number, got {_show(score_s)}")
+                reader.add(lineno, "score", f"score must be a finite number, got {_show(score_s)}")
                 ok = False
         except ValueError:
-            problems.add(lineno, "score", f"score must be a number, got {_show(score_s)}")
+            reader.add(lineno, "score", f"score must be a number, got {_show(score_s)}")
             ok = False
         if not ok:
             continue
@@ -194,31 +183,21 @@ def _read_run(stream: Stream, name: str, order: str) -> tuple[dict[str, list[tup
                 seen_ranks[qid] = {}
         first = docs.get(docid)
         if first is not None:
-            problems.add(
-                lineno,
-                "docid",
-                f"doc {docid} is ranked twice for query {qid} (lines {first} and {lineno})",
-            )
+            reader.clash(first, lineno, "docid", f"doc {docid} is ranked twice for query {qid}")
             continue
         docs[docid] = lineno
         if by_rank:
             ranks = seen_ranks[qid]
             first = ranks.get(rank)
             if first is not None:
-                problems.add(
-                    lineno,
-                    "rank",
-                    f"rank {rank} is used twice for query {qid} (lines {first} and {lineno})",
-                )
+                reader.clash(first, lineno, "rank", f"rank {rank} is used twice for query {qid}")
                 continue
             ranks[rank] = lineno
             per_query[qid].append((rank, docid, lineno, score))
         else:
             per_query[qid].append((score, docid, lineno))
-    if not problems and not counter[0]:
-        _empty(problems, "ranked documents")
-    problems.raise_if_any(name)
-    del seen_docs, seen_ranks
+    reader.finish("ranked documents")
+    del seen_docs, seen_ranks, reader
     for entries in per_query.values():
         if by_rank:
             entries.sort()  # rank ascending (ranks are unique within a query)

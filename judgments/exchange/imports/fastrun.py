@@ -28,7 +28,7 @@ import psycopg
 from django.db import IntegrityError, connection, transaction
 from psycopg.copy import QueuedLibpqWriter
 
-from judgments import services
+from judgments import pgcopy, services
 from judgments.exchange.formats import MAX_ID_LENGTH
 from judgments.models import Run, SearchConfiguration
 from judgments.signals import run_submitted
@@ -43,28 +43,11 @@ _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtyp
 _RANK_BYTES = np.isin(np.arange(256), list(b"\x000123456789+-"))
 _SCORE_BYTES = np.isin(np.arange(256), list(b"\x000123456789.eE+-"))
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-# Binary COPY of judgments_ranking (run_id int8, query_id int8, doc_ids int8[]): a row head, then
-# per document a length (8) and the key; all big-endian (see PostgreSQL's COPY and array_send).
-_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
-_COPY_TRAILER = b"\xff\xff"
-_ROW_HEAD = np.dtype(
-    [
-        ("fields", ">i2"),
-        ("run_size", ">i4"),
-        ("run", ">i8"),
-        ("query_size", ">i4"),
-        ("query", ">i8"),
-        ("array_size", ">i4"),
-        ("ndim", ">i4"),
-        ("has_nulls", ">i4"),
-        ("element_type", ">i4"),
-        ("length", ">i4"),
-        ("lower_bound", ">i4"),
-    ]
-)
+# Binary COPY of judgments_ranking (run_id int8, query_id int8, doc_ids int8[]): a row head ending in
+# the array's head, then per document a length (8) and the key (see judgments.pgcopy).
+_ROW_COLUMNS = (("run", ">i8"), ("query", ">i8"), ("docs", pgcopy.ARRAY_HEAD))
+_ROW_HEAD = pgcopy.row_dtype(*_ROW_COLUMNS)
 _ELEMENT = np.dtype([("size", ">i4"), ("key", ">i8")])
-_ARRAY_HEAD_SIZE = 20
-_INT8_OID = 20
 # Read all of a pool's query or document ids when it has at most one per this many bytes of the file
 # (4 per line of 16 bytes; counting lines would cost 10 ms); a larger pool is matched on the server
 # (services.ensure_queries, ensure_documents) instead.
@@ -479,9 +462,8 @@ def _copy_rankings(run_pk: int, lines: _Lines, order: str, query_keys: np.ndarra
     another thread while this one orders the next, and the server checks and stores it meanwhile."""
     with connection.cursor() as cursor:
         raw = cursor.cursor  # psycopg's own: Django's wrapper takes no writer
-        statement = "COPY judgments_ranking (run_id, query_id, doc_ids) FROM STDIN (FORMAT BINARY)"
-        with raw.copy(statement, writer=QueuedLibpqWriter(raw)) as copy:
-            copy.write(_COPY_SIGNATURE)
+        columns = ["run_id", "query_id", "doc_ids"]
+        with pgcopy.copy_in(raw, "judgments_ranking", columns, writer=QueuedLibpqWriter(raw)) as copy:
             for lo, hi in lines.blocks(_BLOCK_LINES):
                 rows = lines.order(lo, hi, order)
                 if rows is None:
@@ -489,22 +471,21 @@ def _copy_rankings(run_pk: int, lines: _Lines, order: str, query_keys: np.ndarra
                 ordered_queries = lines.q[rows]
                 starts = np.flatnonzero(np.diff(ordered_queries, prepend=-1))
                 copy.write(_ranking_rows(run_pk, query_keys[ordered_queries[starts]], starts, doc_keys[rows]))
-            copy.write(_COPY_TRAILER)
 
 
 def _ranking_rows(run_pk: int, query_keys: np.ndarray, starts: np.ndarray, doc_keys: np.ndarray) -> bytes:
     """Binary COPY rows of rankings: row g is query_keys[g] with doc_keys[starts[g]:starts[g+1]]."""
     sizes = np.diff(np.append(starts, len(doc_keys)))
-    head = np.zeros(len(starts), dtype=_ROW_HEAD)
-    head["fields"] = 3
-    head["run_size"] = head["query_size"] = 8
+    head = pgcopy.empty_rows(_ROW_COLUMNS, len(starts))
     head["run"] = run_pk
     head["query"] = query_keys
-    head["array_size"] = _ARRAY_HEAD_SIZE + _ELEMENT.itemsize * sizes
-    head["ndim"] = 1
-    head["element_type"] = _INT8_OID
-    head["length"] = sizes
-    head["lower_bound"] = 1
+    head["len_docs"] = pgcopy.ARRAY_HEAD.itemsize + _ELEMENT.itemsize * sizes
+    array = head["docs"]
+    array["ndim"] = 1
+    array["has_nulls"] = 0
+    array["element_type"] = pgcopy.INT8_OID
+    array["length"] = sizes
+    array["lower_bound"] = 1
     elements = np.empty(len(doc_keys), dtype=_ELEMENT)
     elements["size"] = 8
     elements["key"] = doc_keys

@@ -1,8 +1,14 @@
-"""Import judgments in the three judgment formats, all or nothing.
+"""Import judgments in the judgment formats, all or nothing.
 
-- ``csv``: Quepid's ``query,docid,rating``. The query column is matched against the pool's query ids
-  first, then against query texts (case and spacing ignored); a text shared by several queries, or
-  matching none, is a problem. Every rating is attributed to one rater.
+- ``csv``: Quepid's ``query,docid,rating`` (its current export too: ratings written ``3.0`` are read as
+  3, a non-integral rating is a problem; rows without a rating, ``query,docid,`` or ``query,,``, are
+  skipped and counted). The query column is matched against the pool's query ids first, then against
+  query texts (case and spacing ignored); a text shared by several queries is a problem; a text
+  matching none becomes a new query (its id: the text with whitespace as ``_``). Every rating is
+  attributed to one rater.
+- ``rre``: RRE's ratings JSON (nested corpora/topics/query_groups/queries or flat; relevant documents
+  keyed by grade ``{"3": [...]}`` or by document ``{"d1": {"gain": 3}}``: both of Quepid's RRE shapes).
+  Queries are matched and created as in ``csv``; one rater as in ``csv``.
 - ``rater-csv``: ``query_id,doc_id,<rater>...``, one column per rater (grade, ``X`` = can't judge,
   empty = no grade).
 - ``jsonl``: one judgment per line with rater, grade, can't-judge flag and reason, note and
@@ -36,7 +42,7 @@ from judgments.signals import grades_changed
 from .checks import database_refused
 from .trec import ImportSummary
 
-FORMATS = ("csv", "rater-csv", "jsonl")
+FORMATS = ("csv", "rater-csv", "jsonl", "rre")
 CSV_RATER_PREFIX = "ratings-"
 USERNAME = re.compile(r"[\w.@+-]+\Z")  # Django's UnicodeUsernameValidator
 USERNAME_MAX = 150
@@ -91,35 +97,86 @@ def _normal_text(text: str) -> str:
 # --- Reading each format into rows ----------------------------------------------------------------
 
 
-def _rows_from_csv(pool: Pool, stream, name: str, rater: str, problems: _Problems) -> list[_Row]:
-    records = formats.parse_judgments_csv(stream, name)
+def _query_id_for(text: str, taken: set[str]) -> str:
+    """An id for a new query known only by its text: the text with whitespace runs as ``_`` (cut to
+    200 characters), made unique with ``-2``, ``-3``... against `taken` (which it joins)."""
+    base = (
+        re.sub(r"[\s\x00-\x1f\x7f-\x9f\u200b\ufeff]+", "_", text.strip())[: formats.MAX_ID_LENGTH - 8]
+        or "query"
+    )
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}-{n}"
+    taken.add(candidate)
+    return candidate
+
+
+def _rows_by_query_text(
+    pool: Pool,
+    records,
+    unrated,
+    rater: str,
+    problems: _Problems,
+    new_queries: dict[str, str],
+    *,
+    case: bool = False,
+) -> list[_Row]:
+    """Rows of (query id or text, doc, grade) records: the query column matched to an id, then to a
+    text (case and spacing ignored); an unknown text becomes a new query, added to `new_queries`, and
+    so does the query of an unrated row without a document (Quepid's ``query,,``: a query with no
+    rating yet). case=True matches texts case-sensitively (RRE: "fender" and "Fender" are two
+    queries). The same pair twice with one grade is kept once; with two grades it is a problem."""
+    normal = (lambda t: " ".join(t.split())) if case else _normal_text
     ids = set(Query.objects.filter(pool=pool).values_list("external_id", flat=True))
     by_text: dict[str, list[str]] = {}
     for qid, text in Query.objects.filter(pool=pool).exclude(text="").values_list("external_id", "text"):
-        by_text.setdefault(_normal_text(text), []).append(qid)
+        by_text.setdefault(normal(text), []).append(qid)
+    taken = set(ids)
     rows = []
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
+    lines: dict[str, int] = {}  # new query -> its first line: queries are created in file order
     for r in records:
         if r.query in ids:
             qid = r.query
         else:
-            matches = by_text.get(_normal_text(r.query), [])
-            if len(matches) != 1:
+            key = normal(r.query)
+            matches = by_text.get(key, [])
+            if len(matches) > 1:
                 shown = r.query if len(r.query) <= 60 else r.query[:60] + "…"
-                if matches:
-                    problems.add(
-                        r.line,
-                        "query",
-                        f"{shown!r} is the text of {len(matches)} queries ({', '.join(sorted(matches)[:5])}); use the query id",
-                    )
-                else:
-                    problems.add(
-                        r.line,
-                        "query",
-                        f"{shown!r} is neither a query id nor a query text of pool {pool.name}",
-                    )
+                problems.add(
+                    r.line,
+                    "query",
+                    f"{shown!r} is the text of {len(matches)} queries ({', '.join(sorted(matches)[:5])}); use the query id",
+                )
                 continue
+            if not matches:
+                qid = _query_id_for(r.query, taken)
+                new_queries[qid] = r.query.strip()
+                lines[qid] = r.line
+                by_text[key] = matches = [qid]
             qid = matches[0]
+        first = seen.get((qid, r.doc_id))
+        if first is not None:
+            if first[1] != r.grade:
+                problems.add(
+                    r.line,
+                    "grade",
+                    f"query {r.query!r} doc {r.doc_id} is graded {first[1]} on line {first[0]} and {r.grade} here",
+                )
+            continue
+        seen[(qid, r.doc_id)] = (r.line, r.grade)
         rows.append(_Row(r.line, qid, r.doc_id, rater, r.grade))
+    for u in unrated:
+        key = normal(u.query)
+        if not u.doc_id and u.query not in ids and key not in by_text:
+            qid = _query_id_for(u.query, taken)
+            new_queries[qid] = u.query.strip()
+            lines[qid] = u.line
+            by_text[key] = [qid]
+    ordered = sorted(new_queries.items(), key=lambda item: lines[item[0]])
+    new_queries.clear()
+    new_queries.update(ordered)
     return rows
 
 
@@ -211,10 +268,15 @@ def _raters(usernames: set[str]) -> dict[str, int]:
     return found
 
 
-def _write(pool: Pool, rows: list[_Row], actor) -> tuple[int, int, int, int, int]:
-    """Store `rows`; returns (created, updated, unchanged, queries created, documents created)."""
+def _write(
+    pool: Pool, rows: list[_Row], actor, new_queries: dict[str, str]
+) -> tuple[int, int, int, int, int]:
+    """Store `rows` (creating `new_queries`: {id: text} first); returns (created, updated, unchanged,
+    queries created, documents created)."""
     queries_before = Query.objects.filter(pool=pool).count()
     documents_before = Document.objects.filter(pool=pool).count()
+    if new_queries:
+        Query.objects.bulk_create([Query(pool=pool, external_id=q, text=t) for q, t in new_queries.items()])
     query_pks = services.ensure_queries(pool, {r.query for r in rows})
     doc_pks = services.ensure_documents(pool, {r.doc_id for r in rows})
     rater_pks = _raters({r.rater for r in rows})
@@ -303,28 +365,38 @@ def _write(pool: Pool, rows: list[_Row], actor) -> tuple[int, int, int, int, int
 
 
 def import_judgments(pool: Pool, stream, *, format: str, name: str, rater=None, actor=None) -> ImportSummary:
-    """Import a judgments file of `format` ("csv", "rater-csv" or "jsonl") into `pool`. All or nothing.
+    """Import a judgments file of `format` ("csv", "rater-csv", "jsonl" or "rre") into `pool`. All or nothing.
 
-    rater (csv only): the user the ratings belong to; default the non-login account "ratings:<file
+    rater (csv and rre): the user the ratings belong to; default the non-login account "ratings:<file
     name>". actor: who the judgment history records as having made the changes (default each rater).
     Raises FormatError with every problem (line, field, message)."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     problems = _Problems(name)
-    if format == "csv":
+    new_queries: dict[str, str] = {}
+    skipped = 0
+    if format in ("csv", "rre"):
         username = rater.get_username() if rater is not None else csv_rater_username(name)
-        rows = _rows_from_csv(pool, stream, name, username, problems)
+        parsed = (
+            formats.parse_quepid_csv(stream, name) if format == "csv" else formats.parse_rre(stream, name)
+        )
+        skipped = len(parsed.unrated)
+        rows = _rows_by_query_text(
+            pool, parsed.records, parsed.unrated, username, problems, new_queries, case=format == "rre"
+        )
     elif format == "rater-csv":
         rows = _rows_from_rater_csv(stream, name)
     else:
         rows = _rows_from_jsonl(stream, name, problems)
     # An existing account given as the rater keeps its name, whatever it is.
-    _check(rows, pool, problems, usernames=rater is None or format != "csv")
+    _check(rows, pool, problems, usernames=rater is None or format not in ("csv", "rre"))
     problems.raise_if_any()
     raters = sorted({r.rater for r in rows})
     try:
         with transaction.atomic():
-            created, updated, unchanged, queries_created, documents_created = _write(pool, rows, actor)
+            created, updated, unchanged, queries_created, documents_created = _write(
+                pool, rows, actor, new_queries
+            )
     except DatabaseError as exc:
         raise database_refused(name, exc) from None
     return ImportSummary(
@@ -337,4 +409,5 @@ def import_judgments(pool: Pool, stream, *, format: str, name: str, rater=None, 
         queries_created=queries_created,
         documents_created=documents_created,
         rater=raters[0] if len(raters) == 1 else f"{len(raters)} raters",
+        skipped=skipped,
     )

@@ -47,6 +47,7 @@ class ImportSummary:
     queries_created: int = 0
     documents_created: int = 0
     rater: str = ""
+    skipped: int = 0  # rows without a grade (Quepid's unrated pairs, RRE's queries without documents)
 
     def __str__(self) -> str:
         text = (
@@ -58,6 +59,8 @@ class ImportSummary:
                 f"; {self.queries_created} new queries, {self.documents_created} new documents; "
                 f"rater {self.rater}"
             )
+            if self.skipped:
+                text += f"; {self.skipped} unrated rows skipped"
         return text
 
 
@@ -163,15 +166,7 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
             cursor.execute("TRUNCATE jl_import_qrels")
             table.copy_rows(cursor, "jl_import_qrels", query_pks, doc_pks)
             del table, doc_pks  # a million-line file: keep the memory for the database work
-            # The pairs, as services.ensure_pairs creates them, but set-based: no per-pair map in Python.
-            cursor.execute(
-                """
-                INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
-                SELECT %s, g.query_id, g.document_id, 0 FROM jl_import_qrels g
-                ON CONFLICT (query_id, document_id) DO NOTHING
-                """,
-                [pool.pk],
-            )
+            services.insert_pairs(cursor, pool, "jl_import_qrels")
             # One statement for every judgment; the history trigger logs each inserted or changed row.
             # Rows already equal are left alone (no history, not returned).
             cursor.execute(

@@ -5,7 +5,8 @@ from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
 class Command(ExchangeCommand):
     help = (
         "Print the pool's judgments: --format csv (Quepid's query,docid,rating with the combined grade), "
-        "rater-csv (one column per rater) or jsonl (every judgment and final grade, every field)."
+        "rater-csv (one column per rater), jsonl (every judgment and final grade, every field), quepid-csv "
+        "(Quepid's current export: ratings 3.0, unrated queries as query,,) or rre (RRE's ratings JSON)."
     )
 
     def add_arguments(self, parser):
@@ -18,7 +19,21 @@ class Command(ExchangeCommand):
             help="csv only: write the query text (Quepid's layout, the default) or the query id",
         )
 
-    def handle(self, *args, pool, format, query_column, **options):
+        parser.add_argument("--index", help="rre only: the index name RRE queries (default: the pool name)")
+        parser.add_argument(
+            "--rre-shape",
+            choices=exports.RRE_SHAPES,
+            default="grade",
+            help='rre only: relevant documents keyed by grade {"3": [...]} (Quepid imports this; the default) '
+            'or by document {"d1": {"gain": 3}} (Quepid\'s export)',
+        )
+        parser.add_argument(
+            "--keep-zero", action="store_true", help="rre only: list grade-0 documents too (RRE counts them relevant)"
+        )
+
+    def handle(self, *args, pool, format, query_column, index, rre_shape, keep_zero, **options):
         found = get_pool(pool)
         extra = {"query_column": query_column} if format == "csv" else {}
+        if format == "rre":
+            extra = {"index": index, "shape": rre_shape, "keep_zero": keep_zero}
         write_chunks(self, lambda: exports.judgments_lines(found, format, **extra), desc="judgments")

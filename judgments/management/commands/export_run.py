@@ -20,11 +20,20 @@ class Command(ExchangeCommand):
         found = get_pool(pool)
         config = found.configurations.filter(name=configuration).first()
         if config is None:
-            raise CommandError(f"Pool {found.name} has no configuration named {configuration!r}")
+            names = list(found.configurations.order_by("name").values_list("name", flat=True))
+            known = f"its configurations are {', '.join(names[:10])}" if names else "it has none yet"
+            raise CommandError(
+                f"Pool {found.name} has no configuration named {configuration!r}: {known}. "
+                "Check --configuration (import_run creates a configuration with its first run)."
+            )
         runs = Run.objects.filter(configuration=config).select_related("configuration__pool")
         chosen = runs.filter(pk=run).first() if run else runs.order_by("-id").first()
         if chosen is None:
-            raise CommandError(
-                f"Configuration {config.name} has {'no run ' + str(run) if run else 'no run yet'}"
-            )
+            ids = list(runs.order_by("-id").values_list("pk", flat=True)[:10])
+            if ids:
+                raise CommandError(
+                    f"Configuration {config.name} has no run {run}: its runs are {', '.join(map(str, ids))}. "
+                    "Check --run, or leave it out for the newest run."
+                )
+            raise CommandError(f"Configuration {config.name} has no run yet: import one with import_run.")
         write_chunks(self, lambda: exports.run_chunks(chosen), total=None, desc="run")

@@ -1,4 +1,6 @@
-from judgments.exchange.cli import ExchangeCommand, format_error, get_pool, input_lines
+from django.db import transaction
+
+from judgments.exchange.cli import ExchangeCommand, format_error, get_or_create_pool, input_lines
 from judgments.exchange.formats import FormatError
 from judgments.exchange.imports.documents import import_documents
 
@@ -14,10 +16,14 @@ class Command(ExchangeCommand):
         parser.add_argument("file", help="JSON lines file, or - for stdin")
 
     def handle(self, *args, pool, file, **options):
-        found = get_pool(pool, create=True, stderr=self.stderr)
         lines, name = input_lines(self, file, desc="documents")
         try:
-            summary = import_documents(found, lines, name=name)
+            # One transaction: a refused file leaves no new pool behind either.
+            with transaction.atomic():
+                found, created = get_or_create_pool(pool)
+                summary = import_documents(found, lines, name=name)
         except FormatError as exc:
             raise format_error(exc) from None
+        if created:
+            self.stderr.write(f"Created pool {found.name}")
         self.stderr.write(str(summary))

@@ -1,7 +1,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
+from django.db import transaction
 
-from judgments.exchange.cli import ExchangeCommand, format_error, get_pool, input_lines
+from judgments.exchange.cli import ExchangeCommand, format_error, get_or_create_pool, get_user, input_lines
 from judgments.exchange.formats import FormatError
 from judgments.exchange.imports.judgments import FORMATS, import_judgments
 
@@ -9,8 +10,8 @@ from judgments.exchange.imports.judgments import FORMATS, import_judgments
 class Command(ExchangeCommand):
     help = (
         "Import judgments: --format csv (Quepid's query,docid,rating; queries matched by id or text), "
-        "rater-csv (query_id,doc_id,<rater>... with grades, X = can't judge) or jsonl (every field, "
-        "timestamps and final grades). Missing raters become non-login accounts. All or nothing."
+        "rater-csv (query_id,doc_id,<rater>... with grades, X = can't judge), jsonl (every field, "
+        "timestamps and final grades) or rre (RRE's ratings JSON, either of Quepid's RRE shapes). Missing raters become non-login accounts. All or nothing."
     )
 
     def add_arguments(self, parser):
@@ -23,31 +24,41 @@ class Command(ExchangeCommand):
         parser.add_argument("--actor", help="username recorded in the judgment history (default: each rater)")
         parser.add_argument("file", help="the file, or - for stdin")
 
-    def _user(self, username, *, create=False):
+    def _rater(self, username):
+        """The --rater account, created without a usable password if missing (inside the import)."""
         User = get_user_model()
         user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
-        if user is None and create:
+        if user is None:
             user = User(**{User.USERNAME_FIELD: username})
             user.set_unusable_password()
             user.save()
-        if user is None:
-            raise CommandError(f"No user named {username!r}")
         return user
 
     def handle(self, *args, pool, format, rater, actor, file, **options):
-        if rater and format != "csv":
-            raise CommandError("--rater is for --format csv; the other formats name their raters")
-        found = get_pool(pool, create=True, stderr=self.stderr)
+        if rater and format not in ("csv", "rre"):
+            raise CommandError(
+                "--rater is for --format csv and rre; the other formats name their raters in the file: leave --rater out."
+            )
+        actor_user = (
+            get_user(actor, "--actor", instead=", or leave --actor out to record each rater")
+            if actor
+            else None
+        )
         lines, name = input_lines(self, file, desc="judgments")
         try:
-            summary = import_judgments(
-                found,
-                lines,
-                format=format,
-                name=name,
-                rater=self._user(rater, create=True) if rater else None,
-                actor=self._user(actor) if actor else None,
-            )
+            # One transaction: a refused file leaves no new pool or rater account behind either.
+            with transaction.atomic():
+                found, created = get_or_create_pool(pool)
+                summary = import_judgments(
+                    found,
+                    lines,
+                    format=format,
+                    name=name,
+                    rater=self._rater(rater) if rater else None,
+                    actor=actor_user,
+                )
         except FormatError as exc:
             raise format_error(exc) from None
+        if created:
+            self.stderr.write(f"Created pool {found.name}")
         self.stderr.write(str(summary))

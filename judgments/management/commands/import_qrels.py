@@ -1,8 +1,7 @@
-from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from judgments.exchange.cli import ExchangeCommand, get_pool, input_lines, input_name
+from judgments.exchange.cli import ExchangeCommand, get_pool, get_user, input_lines, input_name
 from judgments.exchange.cli import format_error as import_failed
 from judgments.exchange.formats import FormatError, parse_grade_map
 from judgments.exchange.imports import import_qrels
@@ -35,12 +34,14 @@ class Command(ExchangeCommand):
             try:
                 grade_map = parse_grade_map(map_grades)
             except ValueError as exc:
-                raise CommandError(f"--map-grades: {exc}") from None
+                raise CommandError(
+                    f"--map-grades: {exc}. Write it as file grade:grade pairs, e.g. --map-grades=-2:0,-1:skip."
+                ) from None
         user = None
         if rater is not None:
-            user = get_user_model().objects.filter(username=rater).first()
-            if user is None:
-                raise CommandError(f"No user named {rater!r} (--rater)")
+            user = get_user(
+                rater, "--rater", instead=", or leave --rater out for an account named after the file"
+            )
         try:
             with transaction.atomic():
                 found = get_pool(pool, create=True)

@@ -49,7 +49,8 @@ class Command(ExchangeCommand):
                     config = SearchConfiguration.objects.create(pool=found, team=owner, name=configuration)
                 elif team is not None and config.team.name != team:
                     raise CommandError(
-                        f"Configuration {configuration} belongs to team {config.team.name}, not {team}"
+                        f"Configuration {configuration} belongs to team {config.team.name}, not {team}: leave "
+                        f"--team out to add a run to it, or name a new configuration for team {team}."
                     )
                 run = import_run(
                     config, input_lines(self, file, desc="run")[0], name=input_name(file), order=order

@@ -3,9 +3,10 @@
 The web server and the worker are child processes, kept running by a `Supervisor`: a child that exits
 (a crash, `kill -9`, out of memory) is said on stderr and started again, after a pause that grows while
 it keeps dying at once; the other child and the database keep running meanwhile. Only Ctrl-C (or SIGTERM)
-stops the children, then the embedded PostgreSQL (when it is the one in use). Children also die with
-this process if it is killed (Linux PR_SET_PDEATHSIG), so a `kill -9` leaves no server holding the port;
-the database stays up and the next run reuses it, or replaces its stale pid file.
+stops the children, then the embedded PostgreSQL (when it is the one in use), unless another process (a
+test run, a command) still uses it: the last of those stops it (config/embedded_db/lease.py). Children
+also die with this process if it is killed (Linux PR_SET_PDEATHSIG), so a `kill -9` leaves no server
+holding the port; the database stays up and the next run reuses it, or replaces its stale pid file.
 """
 
 import ctypes
@@ -111,6 +112,11 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="do not load the demo data")
 
     def handle(self, *args, port, host, no_demo, **options):
+        if not settings.DATABASE_URL:
+            from config.embedded_db import lease
+
+            # Kept up for the web server and the worker (they find it running), stopped at the end.
+            lease.use(Path(settings.EMBEDDED_PGDATA), keep=True)
         connection.ensure_connection()
         call_command("migrate", interactive=False, verbosity=0)
         if not no_demo:
@@ -145,7 +151,9 @@ class Command(BaseCommand):
         finally:
             supervisor.stop()
             if not settings.DATABASE_URL:
-                from config.embedded_db import server
+                from config.embedded_db import lease, server
 
-                if server.stop(Path(settings.EMBEDDED_PGDATA)):
+                if lease.leave(stop=True):
                     self.stdout.write("Embedded PostgreSQL stopped.")
+                elif server.find_running(Path(settings.EMBEDDED_PGDATA).resolve()):
+                    self.stdout.write("Embedded PostgreSQL left running: other processes use it.")

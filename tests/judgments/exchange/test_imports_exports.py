@@ -108,14 +108,24 @@ def test_quepid_csv_matches_queries_by_id_or_text(pool, rater):
     assert got == {("q1", "d1"): 3, ("q2", "d2"): 1, ("q1", "d9"): 0}
 
 
-def test_quepid_csv_unknown_and_ambiguous_queries_are_problems(pool, rater):
+def test_quepid_csv_ambiguous_query_text_is_a_problem(pool, rater):
     Query.objects.create(pool=pool, external_id="q3", text="query q1")  # same text as q1
     data = b"query,docid,rating\nquery q1,d1,3\nnobody asked this,d1,2\nq2,d1,2\n"
     with pytest.raises(FormatError) as error:
         import_judgments(pool, data, format="csv", name="quepid.csv", rater=rater)
-    assert problems(error) == [(2, "query"), (3, "query")]
+    assert problems(error) == [(2, "query")]
     assert "2 queries (q1, q3)" in error.value.problems[0].message
     assert not Judgment.objects.exists()
+    assert not Query.objects.filter(text="nobody asked this").exists()
+
+
+def test_quepid_csv_unknown_query_text_becomes_a_new_query(pool, rater):
+    data = b"query,docid,rating\nnobody asked this,d1,2\nq2,d1,2\n"
+    summary = import_judgments(pool, data, format="csv", name="quepid.csv", rater=rater)
+    assert summary.queries_created == 1 and summary.created == 2
+    new = Query.objects.get(pool=pool, text="nobody asked this")
+    assert new.external_id == "nobody_asked_this"
+    assert Judgment.objects.filter(pair__query=new, grade=2).count() == 1
 
 
 def test_quepid_csv_default_rater_is_a_non_login_account_named_after_the_file(pool):

@@ -44,6 +44,7 @@ def body(response) -> str:
                 "documents",
                 "qrels",
                 "judgments-csv",
+                "judgments-rre",
                 "judgments-rater-csv",
                 "judgments-jsonl",
             },
@@ -75,23 +76,30 @@ def upload(client, kind, name, content, **extra):
     )
 
 
-def test_bad_documents_file_is_previewed_with_its_problems_and_cannot_be_confirmed(as_role):
+def test_bad_documents_file_is_previewed_with_its_problems_and_not_stored(as_role):
     client = as_role("site_admin")
     content = b'{"id": "d8", "title": "ok"}\n{"id": "d 9"}\nnot json\n{"id": "d8"}\n'
-    response = upload(client, "documents", "docs.jsonl", content)
-    stored = Upload.objects.get()
-    assert response.status_code == 302 and response["Location"] == f"/pools/robust/import/{stored.pk}/"
-    assert bytes(stored.content) == content  # kept in the database between the steps
-    preview = client.get(response["Location"])
+    preview = upload(client, "documents", "docs.jsonl", content)
+    assert preview.status_code == 200
+    assert not Upload.objects.exists()  # a refused file is not kept, not even for a day
     page = preview.content.decode()
     assert [(p.line, p.field) for p in preview.context["problems"]] == [(2, "id"), (3, "json"), (4, "id")]
     rows = {row["line"]: row for row in preview.context["rows"]}
     assert rows[1]["problems"] == [] and [p.field for p in rows[2]["problems"]] == ["id"]
-    assert 'id="line-2"' in page and "Confirm import" not in page
-    # Posting a confirm anyway stores nothing.
+    assert 'id="line-2"' in page and "Confirm import" not in page and "nothing was stored" in page
+    assert not Document.objects.filter(external_id="d8").exists()
+
+
+def test_an_upload_refused_at_confirm_is_dropped(as_role, pool):
+    """Stored when it was fine; refused at confirm (the pool changed meanwhile): nothing stays."""
+    client = as_role("site_admin")
+    response = upload(client, "judgments-csv", "r.csv", b"query,docid,rating\nquery q1,d1,3\n")
+    assert response.status_code == 302 and Upload.objects.count() == 1
+    pool.queries.filter(external_id="q2").update(text="query q1")  # the text now names two queries
     refused = client.post(response["Location"])
     assert refused.status_code == 200 and "nothing was stored" in refused.content.decode()
-    assert not Document.objects.filter(external_id="d8").exists()
+    assert "Upload another file" in refused.content.decode()
+    assert not Upload.objects.exists() and not Judgment.objects.exists()
 
 
 def test_good_documents_file_is_previewed_then_imported_on_confirm(as_role):
@@ -182,10 +190,9 @@ def test_upload_size_and_empty_file_are_refused(as_role, settings):
 
 def test_non_utf8_run_shows_an_encoding_problem(as_role, configuration):
     client = as_role("engineer")
-    response = upload(
+    preview = upload(
         client, "run", "latin1.trec", "q1 Q0 dé 1 2 t\n".encode("latin-1"), configuration=configuration.pk
     )
-    preview = client.get(response["Location"])
     assert [(p.line, p.field) for p in preview.context["problems"]] == [(1, "encoding")]
 
 

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from judgments import services
 from judgments.models import Document, Judgment, JudgmentChange, Pair
-from judgments.rating import queue
+from judgments.rating import grading, queue
 from judgments.rating.views import FRAGMENT_HEADER, URL_HEADER, highlight, render_markdown
 
 FRAGMENT = {"headers": {FRAGMENT_HEADER: "1"}}
@@ -56,18 +56,18 @@ def test_grading_page_reveals_no_configuration_rank_score_or_other_grade(
 def test_posting_a_grade_stores_it_and_redirects_to_the_next_pair(client, pool, rater, queued, grade_url):
     first, second = queued(pool, "q1", "d1"), queued(pool, "q1", "d2")
     client.force_login(rater)
-    served = queue.next_pair_for(rater, pool)
+    served = grading.next_pair_for(rater, pool)
     response = client.post(pair_url(pool, served), {"grade": "3", "note": "solid"})
     assert response.status_code == 302 and response["Location"] == grade_url
     judgment = Judgment.objects.get()
     assert (judgment.pair, judgment.rater, judgment.grade, judgment.note) == (served, rater, 3, "solid")
-    assert {first, second} - {served} == {queue.next_pair_for(rater, pool)}
+    assert {first, second} - {served} == {grading.next_pair_for(rater, pool)}
 
 
 def test_fragment_post_answers_with_the_next_pair_in_place(client, pool, rater, queued, grade_url):
     queued(pool, "q1", "d1"), queued(pool, "q1", "d2")
     client.force_login(rater)
-    served = queue.next_pair_for(rater, pool)
+    served = grading.next_pair_for(rater, pool)
     response = client.post(pair_url(pool, served), {"grade": "2"}, **FRAGMENT)
     assert response.status_code == 200 and response[URL_HEADER] == grade_url
     content = response.content.decode()
@@ -82,7 +82,7 @@ def test_fragment_post_answers_with_the_next_pair_in_place(client, pool, rater, 
 def test_a_grade_outside_0_to_4_is_refused_with_a_message(client, pool, rater, queued, grade, fragment):
     pair = queued(pool, "q1", "d1")
     client.force_login(rater)
-    queue.next_pair_for(rater, pool)
+    grading.next_pair_for(rater, pool)
     response = client.post(pair_url(pool, pair), {"grade": grade}, **(FRAGMENT if fragment else {}))
     assert response.status_code == 400
     content = response.content.decode()
@@ -118,7 +118,7 @@ def test_all_skipped_pairs_can_be_served_again(client, pool, rater, queued, grad
 def test_cant_judge_needs_a_reason(client, pool, rater, queued):
     pair = queued(pool, "q1", "d1")
     client.force_login(rater)
-    queue.next_pair_for(rater, pool)
+    grading.next_pair_for(rater, pool)
     response = client.post(pair_url(pool, pair), {"action": "cant", "reason": "  "})
     assert response.status_code == 400 and "Say why" in response.content.decode()
     assert not Judgment.objects.exists()
@@ -134,7 +134,7 @@ def test_back_opens_the_previous_pair_with_its_grade_and_changing_it_keeps_histo
 ):
     queued(pool, "q1", "d1"), queued(pool, "q1", "d2")
     client.force_login(rater)
-    first = queue.next_pair_for(rater, pool)
+    first = grading.next_pair_for(rater, pool)
     client.post(pair_url(pool, first), {"grade": "1"})
     page = client.get(grade_url).content.decode()
     assert f'data-previous-url="{pair_url(pool, first)}"' in page
@@ -162,7 +162,7 @@ def test_a_rater_cannot_open_a_pair_judged_only_by_another_rater(client, pool, r
 
 def test_a_rater_cannot_grade_a_pair_held_by_another(client, pool, rater, other_rater, queued):
     pair = queued(pool, "q1", "d1")
-    queue.next_pair_for(other_rater, pool)
+    grading.next_pair_for(other_rater, pool)
     client.force_login(rater)
     response = client.post(pair_url(pool, pair), {"grade": "2"})
     assert response.status_code == 302
@@ -183,10 +183,10 @@ def my_three(pool, rater, other_rater, queued):
     pool.raters_per_pair = 2
     pool.save()
     a, b, c = queued(pool, "q1", "d1"), queued(pool, "q1", "d2"), queued(pool, "q2", "d1")
-    queue.save_grade(a, rater, grade=1, note="note on a")
-    queue.save_grade(b, rater, grade=3)
-    queue.save_grade(c, rater, cant_judge=True, reason="broken page")
-    queue.save_grade(a, other_rater, grade=4, note="other's note")
+    grading.save_grade(a, rater, grade=1, note="note on a")
+    grading.save_grade(b, rater, grade=3)
+    grading.save_grade(c, rater, cant_judge=True, reason="broken page")
+    grading.save_grade(a, other_rater, grade=4, note="other's note")
     return a, b, c
 
 

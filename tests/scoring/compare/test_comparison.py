@@ -11,36 +11,10 @@ import scipy.stats
 
 from judgments import services
 from judgments.models import Document, Pair
-from scoring import comparison, paired_stats, side_by_side
+from scoring import comparison, side_by_side, stats
 
+from ..test_stats import independent_permutation_p, mc_tolerance
 from .conftest import db_mean, paired_arrays, rows_of
-
-
-def exact_sign_flip_p(d):
-    """Two-sided sign-flip test by full enumeration of the 2^n sign patterns (small n)."""
-    d = np.asarray(d, dtype=float)
-    observed = abs(d.sum())
-    signs = np.array(list(itertools.product((-1.0, 1.0), repeat=len(d))))
-    sums = np.abs(signs @ d)
-    return float(np.mean(sums >= observed - 1e-12))
-
-
-def independent_permutation_p(a, b, n_resamples, seed):
-    """Sign-flip permutation test written independently: random ±1 matrix, mean of the flipped differences."""
-    d = np.asarray(b) - np.asarray(a)
-    rng = np.random.Generator(np.random.PCG64DXSM(seed))
-    count = 0
-    for start in range(0, n_resamples, 5000):
-        size = min(5000, n_resamples - start)
-        signs = rng.choice((-1.0, 1.0), size=(size, len(d)))
-        count += int(np.sum(np.abs(signs @ d) >= abs(d.sum()) - 1e-12))
-    return (count + 1) / (n_resamples + 1)
-
-
-def mc_tolerance(p, *resamples, z=4.5):
-    """z standard errors of the difference of two Monte-Carlo estimates of p (plus the +1 of the estimator)."""
-    return z * math.sqrt(max(p * (1 - p), 1e-4) * sum(1 / r for r in resamples)) + 2 / min(resamples)
-
 
 # --- Leaderboard ---------------------------------------------------------------------------------------
 
@@ -161,7 +135,7 @@ def test_randomization_p_agrees_with_an_independent_permutation_test(scored):
         a, b, _ = paired_arrays(scored.bm25_run, scored.hybrid_run, field)
         reference = independent_permutation_p(a, b, 200_000, seed=7)
         p = row.result.p_randomization
-        assert abs(p - reference) <= mc_tolerance(reference, paired_stats.N_RESAMPLES, 200_000), (
+        assert abs(p - reference) <= mc_tolerance(reference, stats.N_RESAMPLES, 200_000), (
             row.metric,
             p,
             reference,
@@ -237,9 +211,7 @@ def test_matrix_differences_and_holm_corrected_p_values(scored):
         assert mirror.diff == pytest.approx(-cell.diff, abs=1e-12)
         assert cell.p_t == pytest.approx(scipy.stats.ttest_rel(b, a).pvalue, rel=1e-9)
         reference = independent_permutation_p(a, b, 100_000, seed=17)
-        assert abs(cell.p_randomization - reference) <= mc_tolerance(
-            reference, paired_stats.N_RESAMPLES, 100_000
-        )
+        assert abs(cell.p_randomization - reference) <= mc_tolerance(reference, stats.N_RESAMPLES, 100_000)
         pairs.append(cell)
     # Holm by hand: sort, multiply by (m - i), running max, cap at 1.
     p = np.array([c.p_randomization for c in pairs])

@@ -1,0 +1,290 @@
+"""Serving the judging queue to raters and saving their grades (the queue itself is built in `queue`).
+
+Serving (`next_pair_for`): a pair is *open* to a rater when it is queued, has no final grade, its
+document has content, the rater has not judged it, it has fewer than the pool's `raters_per_pair` grades,
+and nobody else holds it (or their hold expired). "Can't judge" answers do not count as grades: the pair
+still needs `raters_per_pair` real grades from other raters, but the rater who could not judge it is not
+asked again.
+
+Order: raters work query by query so the information need stays in mind. They finish the query of their
+latest judgment first; otherwise the query holding the highest-priority open pair comes next. Within a
+query the order is a per-rater deterministic shuffle (md5 of rater and pair id), so it reveals no rank.
+A rater holds one pair at a time for `HOLD` (refreshed whenever it is served again); the row is claimed
+with `SELECT ... FOR UPDATE SKIP LOCKED`, so two raters asking at once never get the same pair.
+
+Saving (`save_grade`) locks the pair row and re-checks these rules before calling
+`services.record_judgment`, so a pair never gets more grades than wanted, even after an expired hold.
+Every rater's write goes through it: the grading page, its fragments and `POST /api/judgments/`. Only an
+admin's import (and an admin's final grade) writes judgments outside the queue.
+Progress (`progress`, `rater_progress`, `pool_progress`): a rater's judgments and the queue's completion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from judgments import services
+from judgments.models import Judgment, Pair, Pool
+
+from .queue import QueueError
+
+HOLD = timedelta(minutes=5)
+
+
+# --- Serving the queue -------------------------------------------------------------------------------
+
+_OPEN_SQL = """
+    p.pool_id = %(pool)s
+    AND p.queued_at IS NOT NULL
+    AND p.final_grade IS NULL
+    AND (d.title <> '' OR d.body <> '')
+    AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+    AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
+    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge) < %(wanted)s
+    AND NOT (p.id = ANY(%(skip)s::bigint[]))
+"""
+
+
+# Per judged pair of the pool's queue: n, its grades ("can't judge" is none), and mine, whether the rater
+# judged it; aggregated once (a hash join) where a scan of the whole queue would count per pair.
+_QUEUED_GRADES = """
+    g AS (
+        SELECT j.pair_id, count(*) FILTER (WHERE NOT j.cant_judge) AS n, bool_or(j.rater_id = %(rater)s) AS mine
+        FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
+        WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
+        GROUP BY j.pair_id
+    )
+"""
+
+
+def _open_for(cursor, params: dict, pair_id: int) -> bool:
+    """Re-check one pair with a fresh snapshot (READ COMMITTED: each statement sees the latest commits)."""
+    cursor.execute(
+        f"SELECT 1 FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id WHERE {_OPEN_SQL} AND p.id = %(pair)s",
+        {**params, "pair": pair_id},
+    )
+    return cursor.fetchone() is not None
+
+
+@transaction.atomic
+def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime | None = None) -> Pair | None:
+    """Hold and return the pair `rater` should grade next in `pool`, or None when nothing is open to them.
+
+    A pair the rater holds already (and has not skipped) is returned again with a fresh hold; otherwise a
+    new pair is claimed with FOR UPDATE SKIP LOCKED and the rater's other holds in the pool are released.
+    `skip`: pair ids the rater skipped in this session, not served again.
+    """
+    now = now or timezone.now()
+    params = {
+        "pool": pool.pk,
+        "rater": rater.pk,
+        "now": now,
+        "wanted": pool.raters_per_pair,
+        "skip": sorted({int(s) for s in skip}),
+        "seed": f"{rater.pk}:",
+    }
+    chosen = None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT p.id FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
+            WHERE {_OPEN_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s
+            ORDER BY p.held_until DESC LIMIT 1
+            FOR UPDATE OF p
+            """,
+            params,
+        )
+        row = cursor.fetchone()
+        if row and _open_for(cursor, params, row[0]):
+            chosen = row[0]
+        else:
+            chosen = _claim(cursor, params)
+    Pair.objects.filter(pool=pool, held_by=rater).exclude(pk=chosen).update(held_by=None, held_until=None)
+    if chosen is None:
+        return None
+    Pair.objects.filter(pk=chosen).update(held_by=rater, held_until=now + HOLD)
+    return Pair.objects.select_related("query", "document", "pool").get(pk=chosen)
+
+
+def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
+    """Lock an open pair of the rater's current query (that of their latest judgment) if it has one;
+    otherwise of the query holding the highest-priority open pair."""
+    cursor.execute(
+        """
+        SELECT p.query_id FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+        WHERE j.rater_id = %(rater)s AND p.pool_id = %(pool)s ORDER BY j.id DESC LIMIT 1
+        """,
+        params,
+    )
+    row = cursor.fetchone()
+    params = {**params, "tried": []}
+    if row is not None:  # the common case, a query in progress: no scan of the whole pool
+        pair_id = _claim_in_query(cursor, params, row[0])
+        if pair_id is not None:
+            return pair_id
+        params["tried"].append(row[0])
+    for _ in range(attempts):
+        # The same conditions as _OPEN_SQL, with the judgments aggregated once (a hash join) rather than
+        # counted per pair: this scans the whole queue, the per-query claim below does not.
+        cursor.execute(
+            f"""
+            WITH {_QUEUED_GRADES}
+            SELECT p.query_id
+            FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id LEFT JOIN g ON g.pair_id = p.id
+            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
+              AND (d.title <> '' OR d.body <> '')
+              AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+              AND NOT COALESCE(g.mine, false) AND COALESCE(g.n, 0) < %(wanted)s
+              AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
+            ORDER BY p.priority DESC, p.query_id
+            LIMIT 1
+            """,
+            params,
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        pair_id = _claim_in_query(cursor, params, row[0])
+        if pair_id is not None:
+            return pair_id
+        params["tried"].append(row[0])
+    return None
+
+
+def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
+    """Lock the first open pair of the query in the rater's shuffled order, skipping rows that other
+    transactions are claiming right now (SKIP LOCKED: no waiting)."""
+    skip = list(params["skip"])
+    while True:
+        cursor.execute(
+            f"""
+            SELECT p.id FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
+            WHERE {_OPEN_SQL} AND p.query_id = %(query)s
+            ORDER BY md5(%(seed)s || p.id::text), p.id
+            LIMIT 1
+            FOR UPDATE OF p SKIP LOCKED
+            """,
+            {**params, "skip": skip, "query": query_id},
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        if _open_for(cursor, params, row[0]):
+            return row[0]
+        # Taken or completed between our snapshot and the lock: leave it out and look again.
+        skip.append(row[0])
+
+
+def release_hold(pair: Pair, rater) -> None:
+    """Give a held pair back to the queue (the rater skipped it)."""
+    Pair.objects.filter(pk=pair.pk, held_by=rater).update(held_by=None, held_until=None)
+
+
+def may_view(pair: Pair, rater, now: datetime | None = None) -> bool:
+    """A rater may open a pair they judged, or one they hold right now. Nothing else (404 otherwise)."""
+    now = now or timezone.now()
+    if pair.held_by_id == rater.pk and pair.held_until and pair.held_until > now:
+        return True
+    return Judgment.objects.filter(pair=pair, rater=rater).exists()
+
+
+@transaction.atomic
+def save_grade(
+    pair: Pair,
+    rater,
+    *,
+    grade: int | None = None,
+    cant_judge: bool = False,
+    reason: str = "",
+    note: str = "",
+    now: datetime | None = None,
+) -> Judgment:
+    """Store `rater`'s grade (or can't judge) of `pair` through services.record_judgment.
+
+    Changing one's own judgment is always allowed, except turning a "can't judge" into a grade when the
+    pair has its grades already. A new grade needs the pair open to the rater (see the module docstring);
+    otherwise QueueError, and nothing is stored.
+    """
+    now = now or timezone.now()
+    locked = Pair.objects.select_for_update().select_related("pool", "document").get(pk=pair.pk)
+    existing = Judgment.objects.filter(pair=locked, rater=rater).first()
+    adds_a_grade = not cant_judge and (existing is None or existing.cant_judge)
+    if existing is None or adds_a_grade:
+        held_by_other = (
+            locked.held_by_id not in (None, rater.pk)
+            and locked.held_until is not None
+            and locked.held_until > now
+        )
+        n_grades = Judgment.objects.filter(pair=locked, cant_judge=False).count()
+        if locked.queued_at is None or not locked.document.has_content:
+            raise QueueError("This pair is not in the judging queue.")
+        if locked.final_grade is not None:
+            raise QueueError("An admin has settled this pair already; it needs no more grades.")
+        if adds_a_grade and n_grades >= locked.pool.raters_per_pair:
+            raise QueueError("This pair has all the grades it needs by now; nothing was saved.")
+        if held_by_other:
+            raise QueueError(
+                "Your hold on this pair expired (or you never held it) and another rater is grading it; "
+                "nothing was saved."
+            )
+    return services.record_judgment(
+        locked, rater, grade=grade, cant_judge=cant_judge, reason=reason, note=note
+    )
+
+
+# --- Progress ----------------------------------------------------------------------------------------
+
+
+def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int]:
+    """(queued pairs, complete ones, ones still open to the rater ignoring holds) in one pass."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH {_QUEUED_GRADES}
+            SELECT count(*),
+                   count(*) FILTER (WHERE p.final_grade IS NOT NULL OR COALESCE(g.n, 0) >= %(wanted)s),
+                   count(*) FILTER (WHERE p.final_grade IS NULL AND COALESCE(g.n, 0) < %(wanted)s
+                                    AND NOT COALESCE(g.mine, false) AND (d.title <> '' OR d.body <> ''))
+            FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
+            LEFT JOIN g ON g.pair_id = p.id
+            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL
+            """,
+            {"pool": pool.pk, "rater": rater_pk, "wanted": pool.raters_per_pair},
+        )
+        return cursor.fetchone()
+
+
+def _overall(queued: int, complete: int) -> dict:
+    return {
+        "queued": queued,
+        "complete": complete,
+        "percent": round(100 * complete / queued) if queued else 0,
+    }
+
+
+def progress(rater, pool: Pool) -> tuple[dict, dict]:
+    """(rater_progress, pool_progress) with one pass over the queue."""
+    queued, complete, remaining = _queue_counts(pool, rater.pk)
+    mine = Judgment.objects.filter(pair__pool=pool, rater=rater).aggregate(
+        graded=Count("pk", filter=Q(cant_judge=False)), cant=Count("pk", filter=Q(cant_judge=True))
+    )
+    done = mine["graded"] + mine["cant"]
+    total = done + remaining
+    percent = round(100 * done / total) if total else 100
+    return {**mine, "done": done, "remaining": remaining, "percent": percent}, _overall(queued, complete)
+
+
+def rater_progress(rater, pool: Pool) -> dict:
+    """The rater's judgments in the pool (graded, can't judge) and the pairs still open to them."""
+    return progress(rater, pool)[0]
+
+
+def pool_progress(pool: Pool) -> dict:
+    """Queued pairs of the pool and how many have their grades (or a final grade)."""
+    queued, complete, _ = _queue_counts(pool)
+    return _overall(queued, complete)

@@ -1,0 +1,101 @@
+"""Judgment files from Quepid and RRE import into a pool and export back (tests/data/quepid, rre).
+
+What the other format cannot hold is lost, and the README says so: Quepid's unrated pairs
+(``query,docid,``) are skipped and counted; ratings come back as ``3.0``; files come back ordered by
+query text then doc id.
+"""
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from judgments.exchange import exports, formats
+from judgments.exchange.imports.judgments import import_judgments
+from judgments.models import Judgment, Pool, Query
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def _import(pool, path: Path, fmt: str):
+    return import_judgments(pool, path.read_bytes(), format=fmt, name=path.name)
+
+
+def _rre_content(text: str) -> dict:
+    """Query text -> {doc: grade} of an RRE file, whatever its shape and order."""
+    parsed = formats.parse_rre(text)
+    out: dict[str, dict[str, int]] = {u.query: {} for u in parsed.unrated}
+    for r in parsed.records:
+        out.setdefault(r.query, {})[r.doc_id] = r.grade
+    return out
+
+
+def test_quepid_case_export_round_trips_byte_for_byte(db):
+    pool = Pool.objects.create(name="quepid")
+    source = DATA / "quepid" / "case_export.csv"
+    summary = _import(pool, source, "csv")
+    assert (summary.created, summary.skipped, summary.queries_created) == (2, 5, 6)
+    assert "5 unrated rows skipped" in str(summary)
+    texts = list(Query.objects.filter(pool=pool).order_by("pk").values_list("text", flat=True))
+    assert texts == ["=cmd", "First Query", "Second Query", "Third Query", "Fourth Query", "BLOWUP_QUERY"]
+    exported = "".join(exports.quepid_csv_lines(pool))
+    # Quepid writes no final line feed; we always end lines with one.
+    assert exported == source.read_text() + "\n"
+
+
+def test_quepid_import_dialog_example_keeps_what_a_pool_can_hold(db):
+    pool = Pool.objects.create(name="dialog")
+    summary = _import(pool, DATA / "quepid" / "import_modal_example.csv", "csv")
+    assert (summary.created, summary.skipped) == (1, 2)  # star wars,3557771, and star trek,,
+    # The unrated pair is not held (a pair without a grade is no judgment); the ungraded query is.
+    assert (
+        "".join(exports.quepid_csv_lines(pool)) == "query,docid,rating\nstar wars,3574597,3.0\nstar trek,,\n"
+    )
+
+
+def test_quepid_rating_that_is_not_whole_is_refused_with_its_line_and_nothing_is_written(db):
+    pool = Pool.objects.create(name="strict")
+    with pytest.raises(formats.FormatError) as caught:
+        import_judgments(
+            pool, b"query,docid,rating\nq one,d1,3.0\nq one,d2,2.5\n", format="csv", name="f.csv"
+        )
+    assert [(p.line, p.field) for p in caught.value.problems] == [(3, "rating")]
+    assert not Query.objects.filter(pool=pool).exists() and not Judgment.objects.exists()
+
+
+@pytest.mark.parametrize("shape", ["grade", "doc"])
+def test_quepid_rre_files_round_trip(db, shape):
+    pool = Pool.objects.create(name=f"rre-{shape}")
+    source = DATA / "quepid" / ("mock_rre_json.json" if shape == "grade" else "case_export_rre.json")
+    _import(pool, source, "rre")
+    exported = "".join(exports.rre_lines(pool, shape=shape, index=json.loads(source.read_text())["index"]))
+    assert _rre_content(exported) == _rre_content(source.read_text())
+    document = json.loads(exported)
+    assert {"id_field", "index", "queries"} <= document.keys()
+
+
+def test_rre_ratings_example_imports_through_the_command_and_exports(db, tmp_path):
+    source = DATA / "rre" / "ratings_example.json"
+    out = StringIO()
+    call_command(
+        "import_judgments", "--pool", "rre-cmd", "--format", "rre", str(source), stdout=out, stderr=StringIO()
+    )
+    pool = Pool.objects.get(name="rre-cmd")
+    exported = StringIO()
+    call_command(
+        "export_judgments", "--pool", "rre-cmd", "--format", "rre", "--rre-shape", "doc", stdout=exported
+    )
+    original = _rre_content(source.read_text())
+    graded = {q: {d: g for d, g in docs.items() if g > 0} for q, docs in original.items()}
+    assert _rre_content(exported.getvalue()) == graded
+    assert Judgment.objects.filter(pair__pool=pool).count() == sum(len(d) for d in original.values())
+
+
+def test_rre_export_refuses_two_queries_with_one_text(db):
+    pool = Pool.objects.create(name="twins")
+    Query.objects.create(pool=pool, external_id="q1", text="same")
+    Query.objects.create(pool=pool, external_id="q2", text="same")
+    with pytest.raises(exports.ExportError, match="q1, q2"):
+        exports.rre_lines(pool)
