@@ -33,7 +33,7 @@ from judgments.exchange.formats import FormatError, Problem
 from judgments.exchange.imports import import_run
 from judgments.exchange.imports.calls import import_call
 from judgments.exchange.imports.checks import dry_run
-from judgments.rating import queue
+from judgments.rating import grading
 
 from . import access, serializers, services
 from .models import Document, Judgment, Query, Ranking, Run
@@ -530,7 +530,7 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         data = form.validated_data
         existed = Judgment.objects.filter(pair=data["pair"], rater=user).exists()
         try:
-            judgment = queue.save_grade(
+            judgment = grading.save_grade(
                 data["pair"],
                 user,
                 grade=data.get("grade"),
@@ -538,7 +538,7 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 reason=data["reason"],
                 note=data["note"],
             )
-        except (queue.QueueError, services.JudgmentError) as error:
+        except (grading.QueueError, services.JudgmentError) as error:
             return problems_response(
                 str(error), [Problem(0, "doc_id", str(error))], status_code=status.HTTP_409_CONFLICT
             )

@@ -1,9 +1,14 @@
 """Content-Security-Policy: every response carries one, and the pages still work under it in a real
 browser (Debian's chromium): no script, style or handler of ours is blocked."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from config.csp import DEFAULT_POLICY, HEADER, SWAGGER_POLICY
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
 def test_every_page_carries_the_policy(client, rater, pool):
@@ -15,6 +20,17 @@ def test_every_page_carries_the_policy(client, rater, pool):
         assert response.status_code == 200, url
         assert response[HEADER] == DEFAULT_POLICY, url
     assert "script-src 'self';" in DEFAULT_POLICY and "unsafe-eval" not in DEFAULT_POLICY
+
+
+@pytest.mark.parametrize(
+    "template", sorted(p.relative_to(TEMPLATES).as_posix() for p in TEMPLATES.rglob("*.html"))
+)
+def test_no_template_has_an_inline_script_style_or_event_handler(template):
+    """The policy would block them: scripts go in static/js, handlers are attached there."""
+    text = (TEMPLATES / template).read_text()
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text), "inline <script>"
+    assert not re.search(r"<style\b", text), "<style> element"
+    assert not re.search(r"\son[a-z]+\s*=", text), "inline event handler"
 
 
 def test_swagger_ui_gets_its_own_policy_with_no_inline_script(client, rater):
@@ -118,7 +134,14 @@ def test_pages_work_under_the_policy_in_a_browser(
     assert _violations(page) == []
 
     page = _watch(browser_login(site_admin).context.new_page())
-    for url in ("/admin/", "/admin/judgments/pool/", f"/admin/judgments/pool/{pool.pk}/change/"):
+    for url in (
+        "/admin/",
+        "/admin/judgments/pool/",
+        f"/admin/judgments/pool/{pool.pk}/change/",
+        "/campaign/",
+        f"/campaign/pools/{pool.name}/",
+        f"/campaign/pools/{pool.name}/people/",
+    ):
         page.goto(live_server.url + url)
         page.wait_for_load_state("networkidle")
     assert _violations(page) == []

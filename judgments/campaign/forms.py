@@ -18,7 +18,15 @@ class PoolForm(forms.ModelForm):
 
     class Meta:
         model = Pool
-        fields = ("name", "description", "guidelines", "raters_per_pair", "combine_rule", "queue_access")
+        fields = (
+            "name",
+            "description",
+            "guidelines",
+            "raters_per_pair",
+            "combine_rule",
+            "queue_access",
+            "share_rankings",
+        )
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 14, "class": "markdown-source"}),
@@ -34,6 +42,9 @@ class PoolForm(forms.ModelForm):
             "Changing it recomputes every score in the background.",
             "queue_access": "Admins always build the queue. Engineers may be allowed to send their "
             "configurations' unjudged top documents to the raters (from the comparison pages).",
+            "share_rankings": "Engineers see every team's rankings (which documents, in which order) on the "
+            "query pages, run pages, downloads and API; otherwise only their own teams'. Scores are "
+            "shared either way.",
         }
 
     def __init__(self, *args, **kwargs):

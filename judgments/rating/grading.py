@@ -16,6 +16,8 @@ Model judges' grades do not count toward `raters_per_pair` (see `queue`): only h
 
 Saving (`save_grade`) locks the pair row and re-checks these rules before calling
 `services.record_judgment`, so a pair never gets more grades than wanted, even after an expired hold.
+Every rater's write goes through it: the grading page, its fragments and `POST /api/judgments/`. Only an
+admin's import (and an admin's final grade) writes judgments outside the queue.
 Progress (`progress`, `rater_progress`, `pool_progress`): a rater's judgments and the queue's completion.
 """
 

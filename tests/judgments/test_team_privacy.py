@@ -111,3 +111,24 @@ def test_the_export_page_lists_other_teams_runs_only_when_shared(client, two_tea
     two_teams["pool"].share_rankings = True
     two_teams["pool"].save()
     assert download in _web(client, other_engineer, url)[1]
+
+
+def test_an_admin_shares_rankings_in_the_pools_settings(client, two_teams, site_admin, other_engineer):
+    pool = two_teams["pool"]
+    client.force_login(site_admin)
+    form = client.get(f"/campaign/pools/{pool.name}/").content.decode()
+    assert 'name="share_rankings"' in form
+    data = {
+        "description": pool.description,
+        "guidelines": pool.guidelines,
+        "raters_per_pair": str(pool.raters_per_pair),
+        "combine_rule": pool.combine_rule,
+        "queue_access": pool.queue_access,
+        "share_rankings": "on",
+        **{f"label_{g}": f"Label {g}" for g in range(5)},
+    }
+    assert client.post(f"/campaign/pools/{pool.name}/", data).status_code == 302
+    pool.refresh_from_db()
+    assert pool.share_rankings
+    status, body = _web(client, other_engineer, f"/runs/{two_teams['bm25'].pk}/download/")
+    assert status == 200 and SECRET in body

@@ -10,7 +10,9 @@ without a rating as ``star wars,3557771,``. A query starting with ``- = + @`` ge
 :func:`parse_quepid_csv` reads that: a rating that is a whole number in any spelling (``3``, ``3.0``,
 ``3.00``) is the grade; a rating that is not a whole number, or not 0-4, is a problem naming its line
 and field; rows without a rating are skipped and returned in ``unrated`` (so they can be counted).
-:func:`write_quepid_csv` writes Quepid's export shape back (``3.0``, ``query,,``, the leading space).
+:func:`write_quepid_csv` writes Quepid's export shape back (``3.0``, ``query,,``, the leading space),
+through the one CSV writer (``spreadsheet.csv_line``), which also guards what Quepid's space does not
+(a doc id starting with ``=``); the parser takes that apostrophe off again.
 
 What the format cannot hold: query ids (only the query text; the caller matches or creates queries),
 raters (the ratings of one case), can't-judge, notes, timestamps, fractional grades (refused here,

@@ -1,4 +1,4 @@
-"""`POST /api/judgments/` obeys the judging queue (queue.save_grade), as the grading page does: a new grade
+"""`POST /api/judgments/` obeys the judging queue (grading.save_grade), as the grading page does: a new grade
 only for a pair that is queued, not settled by an admin, short of grades and not held by another rater;
 many raters posting one pair at once store no more grades than it wants."""
 
@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from judgments.exchange.exports import combined_grades
 from judgments.models import Judgment, JudgmentChange, Pair
-from judgments.rating import queue
+from judgments.rating import grading, queue
 
 URL = "/api/judgments/"
 
@@ -76,7 +76,7 @@ def test_a_settled_pair_refuses_a_new_grade(pool, rater, site_admin):
 
 def test_a_pair_another_rater_holds_is_refused_until_the_hold_expires(pool, rater, other_rater):
     queue.add_pairs(pool, [("q1", "d1")])
-    held = queue.next_pair_for(other_rater, pool)
+    held = grading.next_pair_for(other_rater, pool)
     assert held.query.external_id == "q1"
     assert "another rater is grading" in _refused(_post(rater, grade=3))
     Pair.objects.filter(pk=held.pk).update(held_until=timezone.now() - timedelta(seconds=1))
