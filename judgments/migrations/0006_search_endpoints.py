@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judgments", "0004_statement_level_judgment_history"),
+        ("judgments", "0005_pool_queue_access"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
