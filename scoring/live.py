@@ -38,12 +38,6 @@ TIMEOUT = 10.0  # seconds: someone is waiting at the page
 MAX_QUEUED = 50
 
 
-def may_queue(user, pool) -> bool:
-    """Admins; engineers too where the pool allows it (access.may_queue, when the pool has the setting)."""
-    check = getattr(access, "may_queue", None)
-    return check(user, pool) if check is not None else access.is_admin(user)
-
-
 @dataclass
 class LiveDocument:
     rank: int
@@ -245,7 +239,7 @@ def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
             "result": result,
             "flavour": metrics.DEFAULT_FLAVOUR,
             "cutoff": CUTOFF,
-            "can_queue": may_queue(request.user, pool),
+            "can_queue": access.may_queue(request.user, pool),
             "grade_scale": pool.grade_scale,
         },
     )
@@ -256,7 +250,7 @@ def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Queue the posted unjudged documents of a live list for rating (the query must be the pool's)."""
     configuration = _configuration(request, configuration_id)
     pool = configuration.pool
-    if not may_queue(request.user, pool):
+    if not access.may_queue(request.user, pool):
         raise PermissionDenied("You may not send documents to this pool's raters.")
     query = Query.objects.filter(pool=pool, external_id=request.POST.get("query", "")).first()
     doc_ids = [d for d in dict.fromkeys(request.POST.getlist("doc")) if d][:MAX_QUEUED]

@@ -101,13 +101,13 @@ def run_headline(run) -> dict | None:
     run has no stored score yet (no grade in the pool, or scoring has not caught up)."""
     from judgments.models import Run
 
-    from .. import comparison
+    from ..leaderboard import run_means
 
     if run is None:
         return None
     previous = Run.objects.filter(configuration=run.configuration_id, id__lt=run.pk).order_by("-id").first()
     ids = [run.pk] + ([previous.pk] if previous else [])
-    summaries = comparison.run_summaries(ids, metrics.DEFAULT_FLAVOUR, metrics=("ndcg@10",))
+    summaries = run_means(ids, metrics.DEFAULT_FLAVOUR, metrics=("ndcg@10",))
     mine = summaries.get(run.pk)
     if mine is None:
         return None

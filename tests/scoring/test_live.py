@@ -141,3 +141,18 @@ def test_admins_send_the_unjudged_documents_of_the_list_to_the_raters(
     assert "Pick a query of the pool" in response.content.decode()
     response = client.post(url, {"query": "q1", "doc": ["has space"]}, follow=True)
     assert "Nothing was queued" in response.content.decode()
+
+
+def test_engineers_queue_from_the_list_where_the_pool_lets_them(client, engineer, live_configuration, engine):
+    pool = live_configuration.pool
+    pool.queue_access = "engineers"
+    pool.save()
+    login(client, engineer)
+    response = live(client, live_configuration, query="q3")
+    unjudged = [d.doc_id for d in response.context["result"].to_queue]
+    assert unjudged and 'id="live-queue"' in response.content.decode()
+    client.post(reverse("scoring:live-queue", args=[live_configuration.pk]), {"query": "q3", "doc": unjudged})
+    queued = Pair.objects.filter(pool=pool, queued_at__isnull=False).values_list(
+        "document__external_id", flat=True
+    )
+    assert sorted(queued) == sorted(unjudged)
