@@ -140,8 +140,10 @@ def test_start_poll_and_cancel_a_capture(engineer, live_configuration, django_ca
 
 
 @pytest.fixture
-def schema(db):
-    response = APIClient().get("/api/schema/", {"format": "json"})
+def schema(db, rater):
+    client = APIClient()
+    client.force_authenticate(rater)  # the schema needs a login
+    response = client.get("/api/schema/", {"format": "json"})
     assert response.status_code == 200
     return response.json()
 
