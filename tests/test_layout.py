@@ -20,6 +20,11 @@ PURE = (
     "scoring/stats.py",
     "scoring/charts.py",
     "judgments/rating/agreement.py",
+    "judgments/capture/templates.py",
+    "judgments/capture/engines.py",
+    "judgments/capture/answers.py",
+    "judgments/capture/client.py",
+    "judgments/capture/demo_engine.py",
 )
 
 
