@@ -24,6 +24,11 @@ PURE = (
     "judgments/judges/answers.py",
     "judgments/judges/client.py",
     "judgments/judges/runner.py",
+    "judgments/capture/templates.py",
+    "judgments/capture/engines.py",
+    "judgments/capture/answers.py",
+    "judgments/capture/client.py",
+    "judgments/capture/demo_engine.py",
 )
 
 

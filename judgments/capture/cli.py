@@ -10,8 +10,6 @@ from contextlib import contextmanager
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from judgments.exchange.cli import wants_progress
-
 from . import services
 from .models import CaptureJob
 
@@ -40,7 +38,7 @@ def run_with_progress(
 ) -> CaptureJob:
     """services.run_capture with a progress bar (queries done, failures, queries/s) on a terminal."""
     bar = None
-    if wants_progress(command):
+    if getattr(command.stderr, "isatty", lambda: False)():  # a terminal: not a pipe, a log or cron
         bar = tqdm(
             total=job.total, unit="q", desc=job.configuration.name, file=command.stderr._out, leave=False
         )

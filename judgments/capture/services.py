@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import traceback
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
@@ -284,8 +285,14 @@ def run_capture(
     try:
         return _run(job, cancel or threading.Event(), on_progress, timeout, retries)
     except Exception as exc:
-        logger.exception("capture %s of configuration %s crashed", job.pk, job.configuration_id)
         scrub = job.endpoint.spec().scrub if job.endpoint_id else str
+        # Logged scrubbed: an exception's text may quote the request (a URL with a key in it).
+        logger.error(
+            "capture %s of configuration %s crashed:\n%s",
+            job.pk,
+            job.configuration_id,
+            scrub(traceback.format_exc()),
+        )
         return _close(
             job,
             Status.FAILED,

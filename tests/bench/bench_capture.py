@@ -10,7 +10,8 @@ latency (--latency-ms; 0 = as fast as it can answer).
 Then, in one run, --rounds times in turn:
 - the engine's capacity: every query's request body (the same one the capture sends) POSTed by a minimal
   client (stdlib http.client, --concurrency threads with a keep-alive connection each, the answer read
-  but not parsed): requests per second;
+  but not parsed): requests per second; then the same client reading every answer as a capture must
+  (JSON decoding and the hits: the floor of any Python client that uses the answers);
 - our capture: `capture_run`'s service (judgments.capture.services) from the job's start to the scored
   run committed: queries read, sent, answers parsed, the run stored (record_run) and scored.
 Printed: the best of each, their ratio (target >= 0.8x), and our time split into the capture and the
@@ -87,11 +88,14 @@ class Command(BaseCommand):
                 bodies = [spec.build_request(text, qid, depth)[2] for qid, text in texts]
                 label = f"latency {latency_ms:g} ms" if latency_ms else "no added latency"
                 self._say(f"engine: demo BM25 at {url} ({label}); depth {depth}, concurrency {concurrency}")
-                engine_rates, ours = [], []
+                engine_rates, parsing_rates, ours = [], [], []
                 for round_ in range(1, rounds + 1):
                     rate = self._minimal_client(url, bodies, concurrency)
                     engine_rates.append(rate)
                     self._say(f"round {round_}: engine, minimal client   {rate:8.0f} requests/s")
+                    rate = self._minimal_client(url, bodies, concurrency, parse=spec.parse, depth=depth)
+                    parsing_rates.append(rate)
+                    self._say(f"round {round_}: minimal client + parsing {rate:8.0f} requests/s")
                     result = self._capture(configuration, depth, concurrency, len(texts))
                     ours.append(result)
                     self._say(
@@ -106,7 +110,9 @@ class Command(BaseCommand):
             if self.pool is not None and not keep:
                 delete_pool_in_bulk(self.pool)
                 rater = get_user_model().objects.filter(username="bench-capture-rater")
-                if not Judgment.objects.filter(rater__in=rater).exists():  # a kept pool may hold its judgments
+                if not Judgment.objects.filter(
+                    rater__in=rater
+                ).exists():  # a kept pool may hold its judgments
                     rater.delete()
         best_engine = max(engine_rates)
         best = max(ours, key=lambda r: r["rate"])
@@ -120,6 +126,8 @@ class Command(BaseCommand):
                   f"= {ratio:.2f}x  (target >= {TARGET}x: {'met' if ratio >= TARGET else 'MISSED'})")  # fmt: skip
         self._say(f"  of which the capture itself           {best['capture_rate']:8.0f} queries/s "
                   f"({best['capture_rate'] / best_engine:.2f}x), storing + scoring {best['store_s']:.2f} s")  # fmt: skip
+        self._say(f"  for reference: the minimal client reading every answer as we do (json + hits): "
+                  f"{max(parsing_rates):.0f} requests/s ({max(parsing_rates) / best_engine:.2f}x)")  # fmt: skip
 
     # --- setup -------------------------------------------------------------------------------------------
 
@@ -169,8 +177,9 @@ class Command(BaseCommand):
 
     # --- the two sides -----------------------------------------------------------------------------------
 
-    def _minimal_client(self, url: str, bodies: list[bytes], concurrency: int) -> float:
-        """Requests per second the engine answers: keep-alive connections, answers read, not parsed."""
+    def _minimal_client(self, url: str, bodies: list[bytes], concurrency: int, parse=None, depth=0) -> float:
+        """Requests per second the engine answers: keep-alive connections, answers read, not parsed
+        (with `parse`, each answer also goes through the endpoint's reader, as a capture's does)."""
         parts = urlsplit(url)
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         todo = iter(range(len(bodies)))
@@ -186,7 +195,9 @@ class Command(BaseCommand):
                     break
                 conn.request("POST", parts.path, bodies[i], headers)
                 response = conn.getresponse()
-                response.read()
+                content = response.read()
+                if parse is not None:
+                    parse(response.status, response.reason, "application/json", content, depth)
                 if response.status != 200:
                     errors.append(response.status)
             conn.close()

@@ -322,3 +322,39 @@ def test_capture_due_exits_1_when_a_capture_stores_nothing(search_pool, team, ht
     text, _, err = fails("capture_due")
     assert "1 of 1 captures stored nothing: es" in text and "q1: " in err
     assert not Run.objects.exists()
+
+
+def test_a_captured_runs_exports_and_api_answers_carry_no_secret(
+    live_configuration, engine, engineer, monkeypatch
+):
+    from rest_framework.test import APIClient
+
+    from judgments.capture import services
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(SECRET + "\n"))
+    run("set_endpoint", "--pool", "search", "--configuration", "bm25", "--kind", "elasticsearch",
+        "--url", engine.search_url, "--auth", "apikey", "--secret-stdin", "--header", f"X-Api-Key: {SECRET}x")  # fmt: skip
+    job = services.run_capture(services.start_capture(live_configuration, trigger=CaptureJob.Trigger.COMMAND))
+    assert job.status == "succeeded"
+    exported, _ = run("export_run", "--pool", "search", "--configuration", "bm25")
+    api = APIClient()
+    api.force_authenticate(engineer)
+
+    def body(response):
+        if response.streaming:
+            return b"".join(response.streaming_content).decode()
+        return response.content.decode()
+
+    answers = [
+        body(api.get(path))
+        for path in (
+            "/api/runs/",
+            f"/api/runs/{job.run_id}/",
+            f"/api/runs/{job.run_id}/trec/",
+            f"/api/captures/{job.pk}/",
+            "/api/endpoints/",
+            "/api/configurations/",
+        )
+    ]
+    assert exported.strip() and all(answers)
+    assert not any(SECRET in text for text in [exported, *answers])

@@ -91,3 +91,19 @@ def test_make_run_starts_and_stops_the_demo_engine_with_the_web_server():
         process.communicate(timeout=60)
     with pytest.raises(httpx.ConnectError):
         httpx.post(url + "/docs/_search", json={})
+
+
+def test_the_demo_pages_work_with_a_live_configuration_that_has_no_run_yet(client, demo_pool):
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.get(username="engineer"))
+    live = SearchConfiguration.objects.get(name=demo.LIVE_CONFIGURATION)
+    for url in (
+        "/pools/demo/leaderboard/",
+        "/pools/demo/configurations/",
+        f"/configurations/{live.pk}/",
+        f"/configurations/{live.pk}/scores/",
+        f"/configurations/{live.pk}/endpoint/",
+        f"/configurations/{live.pk}/try/",
+    ):
+        assert client.get(url).status_code == 200, url

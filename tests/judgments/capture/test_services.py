@@ -228,14 +228,22 @@ def test_a_cancel_request_stops_the_capture_and_stores_nothing(search_pool, team
     assert not Run.objects.exists() and done.done < done.total
 
 
-def test_a_crash_closes_the_job_and_stores_nothing(live_configuration, monkeypatch):
+def test_a_crash_closes_the_job_stores_nothing_and_logs_no_secret(
+    live_configuration, engine, monkeypatch, caplog
+):
+    services.set_endpoint(
+        live_configuration, kind="elasticsearch", url=engine.search_url + "?api_key=k-SECRET-1"
+    )
+
     def broken(*args, **kwargs):
-        raise RuntimeError("disk full")
+        raise RuntimeError(f"disk full while storing {engine.search_url}?api_key=k-SECRET-1")
 
     monkeypatch.setattr(services.core, "record_run", broken)
     job = capture(live_configuration)
-    assert job.status == Status.FAILED and "crashed (RuntimeError: disk full)" in job.message
+    assert job.status == Status.FAILED and "crashed (RuntimeError: disk full" in job.message
     assert not Run.objects.exists()
+    assert "disk full" in caplog.text and "Traceback" in caplog.text
+    assert "k-SECRET-1" not in caplog.text + job.message
 
 
 def test_an_unset_secret_variable_fails_before_sending(configuration, httpserver, monkeypatch):
