@@ -1,4 +1,4 @@
-"""Ranking metrics (NDCG in several flavours, P, recall, MRR, AP, judged@k).
+"""Ranking metrics (NDCG in several flavours, P, recall, MRR, AP, judged@k, UDCG).
 
 Pure numpy, no Django: everything here works on plain integer keys and float
 grades, and is vectorised over rankings (the only Python loops are over row
@@ -32,6 +32,44 @@ Conventions (the numbers must be exactly right, so they are spelled out):
   (all of its columns, even beyond 100), like trec_eval without ``-M``.
 * judged@k = judged documents among the first min(k, len) documents of the
   ranking / min(k, len); an empty ranking gives 0.
+* udcg@k (asked for with ``udcg=True``; it depends on no flavour) is the
+  computation the authors of UDCG released, adapted to grades; see "UDCG" below.
+
+UDCG
+----
+Trappolini et al., "Redefining Retrieval Evaluation in the Era of LLMs"
+(arXiv 2510.21440, EACL 2026) propose UDCG, "Utility and Distraction-aware
+Cumulative Gain": relevant passages add utility, *distracting* ones (irrelevant
+but answered from) take it away, with "an LLM-oriented positional discount".
+Only the paper's abstract could be read here, not its text: the definition
+below is the one the authors' released code computes (github.com/GiovanniTRA/
+UDCG, commit daeee3b, ``src/compute_udcg_scores.py``), and its positional
+discount is that code's: uniform, every position weighs 1/n. For one query with
+passages p_1..p_n::
+
+    UDCG = sigmoid( (1/n) * sum_i w_i * u_i ),   sigmoid(x) = 1 / (1 + e^-x)
+    u_i  = 1 - P_LLM(no-response | q, p_i)       (how likely the LLM answers from p_i)
+    w_i  = +1 if p_i is relevant, else -gamma    (gamma = 1/3; their stored data used 0.333)
+
+with 0 for an empty list, and a passage without a utility counted in n but not
+in the sum. :func:`udcg_of_passages` is exactly that computation, and
+reproduces the numbers stored in their ``data/dataset_with_udcg.json``.
+
+Our pools have grades, not an LLM's abstention probabilities, so udcg@k maps
+each ranked document's combined grade g to (w, u):
+
+* g >= 1 (relevant, as for P and recall): w = +1, u = 1;
+* 0 <= g < 1 (not relevant): u = 0, it contributes 0 -- an irrelevant
+  passage the LLM would not answer from;
+* g < 0 (a distractor: the grade -1, or a negative combined grade): w = -1/3,
+  u = 1 -- an irrelevant passage the LLM would answer from;
+* unjudged: contributes 0 but counts in n.
+
+udcg@k = sigmoid(sum over the first n_k = min(k, len) documents / n_k), 0 for
+an empty ranking. It lies in [sigmoid(-1/3), sigmoid(1)] = [0.417, 0.731] for a
+non-empty ranking: 0.5 means nothing useful and nothing harmful in the top k.
+Unlike NDCG it needs no ideal ranking and it does not look at documents the
+run did not retrieve: it scores the context handed to a reader, not recall.
 
 Inputs are integer keys: ``rank_query`` (n,) is the query key of each ranking
 row, ``rankings`` (n, depth) holds document keys padded with -1 on the right,
@@ -45,6 +83,7 @@ caller's business.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -57,10 +96,13 @@ __all__ = [
     "DEFAULT_FLAVOUR",
     "METRICS",
     "JUDGED",
+    "UDCG",
+    "UDCG_GAMMA",
     "RELEVANCE_LEVEL",
     "Flavour",
     "score",
     "score_all",
+    "udcg_of_passages",
 ]
 
 CUTOFFS: tuple[int, ...] = (3, 5, 10, 100)
@@ -134,6 +176,10 @@ METRICS: tuple[str, ...] = (
     + ("mrr", "ap")
 )
 JUDGED: tuple[str, ...] = tuple(f"judged@{k}" for k in CUTOFFS)
+UDCG: tuple[str, ...] = tuple(f"udcg@{k}" for k in CUTOFFS)
+# Weight of a distracting passage: the default of the authors' released code (-1/3; their stored
+# outputs were computed with -0.333).
+UDCG_GAMMA: float = 1 / 3
 
 # Target number of (row, position) cells handled at once; bounds the memory of
 # the (chunk, depth) temporaries (a few MiB each).
@@ -247,12 +293,12 @@ class _Qrels:
             raise ValueError(f"duplicate qrel for query {q[o]}, doc {doc_keys[o]}")
         g = g[order]
         qi = qi[order]
-        # Negative grade = "in pool but unjudged" (trec_eval): such docs are not judged at all.
-        judged = g >= 0
-        self.keys = keys[judged]
-        self.grades = g[judged]
-        qi = qi[judged]
-        g = self.grades
+        # Negative grade = "in pool but unjudged" (trec_eval). Such entries stay in the lookup table, so
+        # that UDCG finds them (distractors), but lookup() reports them unjudged with grade 0: for every
+        # other metric they are exactly as absent (no gain, not relevant, not in the ideal ranking).
+        self.keys = keys
+        self.grades = g
+        self.has_negative = bool((g < 0).any())
 
         self._direct_table(qi, self.keys % self.mult)
 
@@ -347,10 +393,22 @@ class _Qrels:
         return out
 
     def lookup(self, rowq: np.ndarray, docs: np.ndarray, valid: np.ndarray):
-        """Grades (0 where unjudged) and judged mask for a (chunk, depth) block of doc keys.
+        """Grades (0 where unjudged), judged mask and negative mask (None when no grade is negative) for
+        a (chunk, depth) block of doc keys. A document whose grade is negative is unjudged (grade 0,
+        judged False) and marked in the negative mask.
 
         Rows should be grouped by query, so that the chunk's queries own a small, cache-sized
         slice of the sorted qrels keys."""
+        grades, found = self._find(rowq, docs, valid)
+        if not self.has_negative:
+            return grades, found, None
+        negative = grades < 0
+        found &= ~negative
+        grades[grades <= 0] = 0.0  # the negative ones, and -0.0 from a miss next to a negative grade
+        return grades, found, negative
+
+    def _find(self, rowq: np.ndarray, docs: np.ndarray, valid: np.ndarray):
+        """Grades (0 where not found) and found mask of a block of doc keys, negative grades included."""
         shape = docs.shape
         if len(self.keys) == 0 or not (rowq >= 0).any():
             return np.zeros(shape), np.zeros(shape, dtype=bool)
@@ -414,16 +472,18 @@ def score(
     qrel_doc: np.ndarray,
     qrel_grade: np.ndarray,
     flavour: Flavour | str = FLAVOURS[DEFAULT_FLAVOUR],
+    *,
+    udcg: bool = False,
 ) -> dict[str, np.ndarray]:
     """Score every ranking row with one flavour.
 
     rank_query: (n,) int64 query key of each ranking row; rankings: (n, depth) int64 doc
     keys, padded with -1 on the right; qrel_*: parallel 1-d arrays, one entry per judged
     (query, doc) with its combined grade (float64).
-    Returns {metric name: (n,) float64} for every name in METRICS + JUDGED.
+    Returns {metric name: (n,) float64} for every name in METRICS + JUDGED (+ UDCG with udcg=True).
     """
     f = _resolve(flavour)
-    return score_all(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, [f])[f.name]
+    return score_all(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, [f], udcg=udcg)[f.name]
 
 
 def score_all(
@@ -435,11 +495,15 @@ def score_all(
     flavours: Iterable[Flavour | str] = FLAVOURS.values(),
     workers: int = 1,
     check: bool = True,
+    *,
+    udcg: bool = False,
 ) -> dict[str, dict[str, np.ndarray]]:
     """Same as :func:`score` for several flavours, sharing the grade lookup; `workers` threads
     score chunks of rows side by side. check=False skips the checks of each ranking (no key
     after padding, no key twice), for callers whose rankings are known to pass them (stored
     rankings: the database enforces both); a ranking breaking them then gives wrong numbers.
+    udcg=True adds udcg@k (the names in UDCG) to every flavour's metrics, computed once in the
+    same pass (it depends on no flavour).
 
     Returns {flavour name: {metric name: (n,) float64}}; every array is a separate object.
     """
@@ -469,6 +533,7 @@ def score_all(
 
     # Outputs, filled chunk by chunk. Shared per unjudged mode: P/recall/MRR/AP; per flavour: NDCG.
     judged_out = np.zeros((n, ncut))
+    udcg_out = np.zeros((n, ncut)) if udcg else None
     mode_out = {
         m: {"p": np.zeros((n, ncut)), "recall": np.zeros((n, ncut)), "mrr": np.zeros(n), "ap": np.zeros(n)}
         for m in modes
@@ -498,7 +563,7 @@ def score_all(
                 r = np.arange(n)[rows][np.argmax(bad)]
                 raise ValueError(f"ranking row {r}: duplicate document key")
             del srt, bad
-        grades, judged = qrels.lookup(rowq, docs, valid)
+        grades, judged, negative = qrels.lookup(rowq, docs, valid)
         length = valid.sum(axis=1)
         del valid, docs
 
@@ -506,6 +571,16 @@ def score_all(
         jcount = _topk(judged, count_w)
         denom = np.minimum(cut[None, :], length[:, None].astype(np.float64))
         judged_out[rows] = np.divide(jcount, denom, out=np.zeros_like(jcount), where=denom > 0)
+        if udcg_out is not None:
+            # UDCG on the original ranking: +1 per relevant document, -gamma per distractor (a negative
+            # grade), 0 otherwise; the mean over the first min(k, len) documents, through a sigmoid.
+            utility = (grades[:, :width] >= RELEVANCE_LEVEL).astype(np.float64)
+            if negative is not None:
+                utility -= UDCG_GAMMA * negative[:, :width]
+            mean = np.divide(_topk(utility, count_w), denom, out=np.zeros((e - s, ncut)), where=denom > 0)
+            udcg_out[rows] = np.where(denom > 0, 1.0 / (1.0 + np.exp(-mean)), 0.0)
+            del utility, mean
+        del negative
 
         nrel = qrels.per_row(qrels.num_rel, rowq)
         has_rel = nrel > 0
@@ -570,5 +645,30 @@ def score_all(
         d["ap"] = o["ap"].copy()
         for c, k in enumerate(CUTOFFS):
             d[f"judged@{k}"] = judged_out[:, c].copy()
+        if udcg_out is not None:
+            for c, k in enumerate(CUTOFFS):
+                d[f"udcg@{k}"] = udcg_out[:, c].copy()
         result[f.name] = d
     return result
+
+
+def udcg_of_passages(relevant, utility, gamma: float = UDCG_GAMMA) -> float:
+    """UDCG of one list of passages exactly as the authors' released code computes it (see "UDCG" in
+    the module docstring): sigmoid of the mean of +u (relevant) and -gamma * u (irrelevant) over the n
+    passages; a passage whose utility is None is left out of the sum but counted in n; 0 for no
+    passage. relevant: booleans; utility: u = 1 - P_LLM(no-response | q, p) per passage, or None.
+
+    Plain Python, summed in order like the released code, so their stored values come out exactly.
+    udcg@k of a ranking is this function on the ranking's first min(k, len) documents with
+    (relevant, u) = (True, 1) for grade >= 1, (False, 0) for grades in [0, 1), (False, 1) for
+    distractors (negative grades) and None for unjudged documents."""
+    relevant, utility = list(relevant), list(utility)
+    if len(relevant) != len(utility):
+        raise ValueError(f"{len(relevant)} relevance labels for {len(utility)} utilities")
+    if not relevant:
+        return 0.0
+    total = 0.0
+    for is_relevant, u in zip(relevant, utility, strict=True):
+        if u is not None:
+            total += u * (1.0 if is_relevant else -gamma)
+    return 1.0 / (1.0 + math.exp(-total / len(relevant)))
