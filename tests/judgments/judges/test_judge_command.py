@@ -249,7 +249,8 @@ def test_exit_codes_and_one_line_errors_from_a_real_process(chat_server):
 @pytest.mark.django_db(transaction=True)
 def test_a_judge_killed_mid_run_keeps_what_it_stored_and_a_rerun_asks_only_the_rest(chat_server):
     make_pool(queries=4, documents=10)  # 40 pairs
-    chat_server.handler = slow(0.05, by_document)
+    # 0.25 s an answer, 2 at once: the 40 take 5 s, so the kill below lands mid-run even on a fast machine.
+    chat_server.handler = slow(0.25, by_document)
 
     process = _command(chat_server, "--concurrency", "2")
     deadline = time.monotonic() + 60
