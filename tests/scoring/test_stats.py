@@ -293,7 +293,7 @@ def test_bootstrap_contains_mean(seed):
 )
 def test_bootstrap_converges_to_normal_ci(sampler):
     rng = np.random.default_rng(42)
-    x = sampler(rng, 10000)
+    x = sampler(rng, 2000)  # skew of the exponential's mean at n=2000 moves the endpoints by ~0.03 se
     low, high = bootstrap_ci(x, n_resamples=10000, seed=1)
     se = x.std() / math.sqrt(x.size)
     z = 1.959963984540054
