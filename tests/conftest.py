@@ -151,6 +151,26 @@ def child_env(transactional_db):
     return env
 
 
+def server_tmp_dir(prefix: str):
+    """A temporary directory for an embedded PostgreSQL data dir, outside pytest's own temporary root: as
+    root the server runs as its own system user, which must traverse every parent, and any pytest session
+    starting on the machine resets that root to 0700. Remove it with shutil.rmtree when done."""
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix=f"jl-test-{prefix}-", dir="/tmp")
+    os.chmod(path, 0o755)
+    from pathlib import Path
+
+    return Path(path)
+
+
+@pytest.fixture
+def server_tmp():
+    path = server_tmp_dir("pg")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def login(client, user):
     client.force_login(user)
     return client

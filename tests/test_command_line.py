@@ -230,13 +230,11 @@ def test_every_readme_command_works_as_written_after_make_run(transactional_db, 
 
 
 @pytest.fixture
-def fresh_pgdata(tmp_path):
+def fresh_pgdata(server_tmp):
     """An embedded PostgreSQL data dir that does not exist yet (a fresh clone); stopped afterwards."""
     from config.embedded_db import server
 
-    if os.geteuid() == 0:
-        os.chmod(tmp_path, 0o755)  # the server runs as its own system user
-    pgdata = tmp_path / "pgdata"
+    pgdata = server_tmp / "pgdata"
     yield pgdata
     server.stop(pgdata)
 

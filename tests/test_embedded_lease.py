@@ -4,6 +4,7 @@ using it exits; a server that was already running (e.g. under `make run`) is lef
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from config.embedded_db import lease, server
+from tests.conftest import server_tmp_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,16 +30,15 @@ sys.stdin.readline()
 
 
 @pytest.fixture(scope="module")
-def pgdata(tmp_path_factory):
+def pgdata():
     """A data dir initialised once for the module (initdb takes seconds), stopped between tests."""
-    base = tmp_path_factory.mktemp("lease")
-    if os.geteuid() == 0:
-        os.chmod(base, 0o755)  # the server runs as its own system user
+    base = server_tmp_dir("lease")
     path = base / "pg"
     server.ensure_running(path)
     server.stop(path)
     yield path.resolve()
     server.stop(path)
+    shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

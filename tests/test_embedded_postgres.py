@@ -84,16 +84,14 @@ def test_bad_boolean_is_refused():
         del os.environ["JL_TEST_FLAG"]
 
 
-def test_a_killed_server_does_not_block_the_next_start(tmp_path):
+def test_a_killed_server_does_not_block_the_next_start(server_tmp):
     """kill -9 of the postmaster leaves postmaster.pid behind; the next start must recover."""
     import signal
     import time
 
     import psycopg
 
-    pgdata = tmp_path / "pg"
-    if os.geteuid() == 0:
-        os.chmod(tmp_path, 0o755)
+    pgdata = server_tmp / "pg"
     first = server.ensure_running(pgdata)
     try:
         os.kill(first.pid, signal.SIGKILL)
