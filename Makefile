@@ -38,7 +38,7 @@ test: $(VENV)/.installed-test
 	    echo "Installing Debian's chromium for the browser tests..."; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium not found: browser tests will be skipped (apt-get install chromium)"; fi; }
-	DEBUG=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=10 $(PYTEST_ARGS)
+	DEBUG=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=10 $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
