@@ -2,11 +2,12 @@
 
 from django import forms
 
-from judgments.models import Grade, Pool, Query, SearchConfiguration
+from judgments.models import GRADE_CHOICES as GRADES, Pool, Query, SearchConfiguration
 
 from .queue import DEFAULT_DEPTH, MAX_DEPTH
 
-GRADE_CHOICES = [(g.value, f"{g.value} {g.label}") for g in Grade]
+# -1 (distractor) included: whether the pool accepts it is checked when it is saved (services).
+GRADE_CHOICES = [(value, f"{value} {label}") for value, label in GRADES]
 
 
 class GradeForm(forms.Form):

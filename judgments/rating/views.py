@@ -175,7 +175,7 @@ def _refusal(form: GradeForm) -> str:
     """What was wrong with a grading post, for the page: nothing was saved."""
     if "grade" in form.errors:
         raw = form.data.get("grade", "")
-        return f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from 0 to 4."
+        return f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from the buttons."
     if "action" in form.errors:
         return "Nothing was saved: that answer could not be read."
     return "Nothing was saved: " + " ".join(e for errors in form.errors.values() for e in errors)
@@ -451,9 +451,13 @@ def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         messages.error(request, "Choose a final grade from 0 to 4, or clear it.")
     else:
         grade = form.cleaned_data["grade"]
-        services.set_final_grade(pair, grade, request.user)
-        label = f"{grade} ({found.grade_label(grade)})" if grade is not None else "cleared"
-        messages.success(request, f"Final grade of {pair}: {label}.")
+        try:
+            services.set_final_grade(pair, grade, request.user)
+        except services.JudgmentError as error:
+            messages.error(request, str(error))
+        else:
+            label = f"{grade} ({found.grade_label(grade)})" if grade is not None else "cleared"
+            messages.success(request, f"Final grade of {pair}: {label}.")
     page = request.POST.get("page", "")
     query = f"?page={int(page)}" if page.isdigit() else ""
     return redirect(f"{reverse('rating:disagreements', args=[found.name])}{query}#pair-{pair.pk}")
