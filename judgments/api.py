@@ -170,9 +170,18 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
             "while a judgment or final grade of the pool uses it (400, nothing changed)."
         ),
         request=serializers.DistractorsSerializer,
-        responses={200: serializers.PoolSerializer, 400: PROBLEMS_400, 403: OpenApiResponse(description="Admins only.")},
+        responses={
+            200: serializers.PoolSerializer,
+            400: PROBLEMS_400,
+            403: OpenApiResponse(description="Admins only."),
+        },
     )
-    @action(detail=True, methods=["put"], url_path="distractors", serializer_class=serializers.DistractorsSerializer)
+    @action(
+        detail=True,
+        methods=["put"],
+        url_path="distractors",
+        serializer_class=serializers.DistractorsSerializer,
+    )
     def distractors(self, request: Request, name: str):
         pool = self.get_object()
         if not access.is_admin(request.user):

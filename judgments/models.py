@@ -259,7 +259,8 @@ class Pair(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["query", "document"], name="pair_unique"),
             models.CheckConstraint(
-                condition=Q(final_grade__gte=DISTRACTOR, final_grade__lte=4), name="pair_final_grade_between_minus_1_and_4"
+                condition=Q(final_grade__gte=DISTRACTOR, final_grade__lte=4),
+                name="pair_final_grade_between_minus_1_and_4",
             ),
         ]
         indexes = [

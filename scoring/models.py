@@ -63,6 +63,9 @@ UDCG_FIELDS = {
     "udcg@100": "udcg_100",
 }
 
+# Every metric averaged over all of a run's rows (leaderboards, exports, the API), by name.
+MEAN_FIELDS = {**METRIC_FIELDS, **UDCG_FIELDS}
+
 
 # Metrics that depend only on what happens to unjudged documents: stored as is ("zero": they stay with
 # gain 0) and with a "c_" prefix ("drop": the condensed list of trec_eval -J).

@@ -7,7 +7,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 
 from judgments import access, services
-from judgments.models import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL, Grade, Pool, Team, default_grade_scale
+from judgments.models import (
+    DISTRACTOR,
+    DISTRACTOR_DESCRIPTION,
+    DISTRACTOR_LABEL,
+    Grade,
+    Pool,
+    Team,
+    default_grade_scale,
+)
 
 LABEL_MAX, DESCRIPTION_MAX = 40, 300
 
@@ -65,7 +73,11 @@ class PoolForm(forms.ModelForm):
             del self.fields["name"]
         given = {e.get("grade"): e for e in self.instance.grade_scale or [] if isinstance(e, dict)}
         defaults = {e["grade"]: e for e in default_grade_scale()}
-        defaults[DISTRACTOR] = {"grade": DISTRACTOR, "label": DISTRACTOR_LABEL, "description": DISTRACTOR_DESCRIPTION}
+        defaults[DISTRACTOR] = {
+            "grade": DISTRACTOR,
+            "label": DISTRACTOR_LABEL,
+            "description": DISTRACTOR_DESCRIPTION,
+        }
         for grade in self.scale_grades():
             entry = given.get(grade.value, defaults[grade.value])
             self.fields[f"label_{grade.value}"] = forms.CharField(
@@ -86,7 +98,9 @@ class PoolForm(forms.ModelForm):
         return [_Grade(DISTRACTOR), *(_Grade(g.value) for g in Grade)]
 
     def grade_rows(self) -> list[tuple[int, forms.BoundField, forms.BoundField]]:
-        return [(g.value, self[f"label_{g.value}"], self[f"description_{g.value}"]) for g in self.scale_grades()]
+        return [
+            (g.value, self[f"label_{g.value}"], self[f"description_{g.value}"]) for g in self.scale_grades()
+        ]
 
     def clean_distractors_enabled(self) -> bool:
         enabled = self.cleaned_data["distractors_enabled"]

@@ -53,43 +53,76 @@ DROP FUNCTION judgments_refuse_distractor();
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgments', '0008_model_judges'),
+        ("judgments", "0008_model_judges"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='judgment',
-            name='grade_between_0_and_4',
+            model_name="judgment",
+            name="grade_between_0_and_4",
         ),
         migrations.RemoveConstraint(
-            model_name='pair',
-            name='pair_final_grade_at_most_4',
+            model_name="pair",
+            name="pair_final_grade_at_most_4",
         ),
         migrations.AddField(
-            model_name='pool',
-            name='distractors_enabled',
-            field=models.BooleanField(default=False, help_text='Raters and model judges may grade a document -1, a distractor: it looks relevant but misleads. UDCG counts it as harmful; NDCG and trec_eval count it as unjudged. Cannot be turned off while a judgment or final grade uses it.', verbose_name='distractor grade'),
+            model_name="pool",
+            name="distractors_enabled",
+            field=models.BooleanField(
+                default=False,
+                help_text="Raters and model judges may grade a document -1, a distractor: it looks relevant but misleads. UDCG counts it as harmful; NDCG and trec_eval count it as unjudged. Cannot be turned off while a judgment or final grade uses it.",
+                verbose_name="distractor grade",
+            ),
         ),
         migrations.AlterField(
-            model_name='judgment',
-            name='grade',
-            field=models.SmallIntegerField(blank=True, choices=[(-1, 'Distractor'), (0, 'Not relevant'), (1, 'Marginal'), (2, 'Relevant'), (3, 'Highly relevant'), (4, 'Perfect')], null=True),
+            model_name="judgment",
+            name="grade",
+            field=models.SmallIntegerField(
+                blank=True,
+                choices=[
+                    (-1, "Distractor"),
+                    (0, "Not relevant"),
+                    (1, "Marginal"),
+                    (2, "Relevant"),
+                    (3, "Highly relevant"),
+                    (4, "Perfect"),
+                ],
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='pair',
-            name='final_grade',
-            field=models.SmallIntegerField(blank=True, choices=[(-1, 'Distractor'), (0, 'Not relevant'), (1, 'Marginal'), (2, 'Relevant'), (3, 'Highly relevant'), (4, 'Perfect')], null=True),
+            model_name="pair",
+            name="final_grade",
+            field=models.SmallIntegerField(
+                blank=True,
+                choices=[
+                    (-1, "Distractor"),
+                    (0, "Not relevant"),
+                    (1, "Marginal"),
+                    (2, "Relevant"),
+                    (3, "Highly relevant"),
+                    (4, "Perfect"),
+                ],
+                null=True,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgment',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('grade__gte', -1), ('grade__lte', 4)), ('grade__isnull', True), _connector='OR'), name='grade_between_minus_1_and_4'),
+            model_name="judgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("grade__gte", -1), ("grade__lte", 4)), ("grade__isnull", True), _connector="OR"
+                ),
+                name="grade_between_minus_1_and_4",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pair',
-            constraint=models.CheckConstraint(condition=models.Q(('final_grade__gte', -1), ('final_grade__lte', 4)), name='pair_final_grade_between_minus_1_and_4'),
+            model_name="pair",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("final_grade__gte", -1), ("final_grade__lte", 4)),
+                name="pair_final_grade_between_minus_1_and_4",
+            ),
         ),
         migrations.RunSQL(TRIGGERS, DROP_TRIGGERS),
     ]

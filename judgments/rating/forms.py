@@ -2,7 +2,8 @@
 
 from django import forms
 
-from judgments.models import GRADE_CHOICES as GRADES, Pool, Query, SearchConfiguration
+from judgments.models import GRADE_CHOICES as GRADES
+from judgments.models import Pool, Query, SearchConfiguration
 
 from .queue import DEFAULT_DEPTH, MAX_DEPTH
 
@@ -21,6 +22,11 @@ class GradeForm(forms.Form):
     )
     reason = forms.CharField(required=False, max_length=2000, strip=True)
     note = forms.CharField(required=False, max_length=2000, strip=True)
+
+    def __init__(self, *args, pool: Pool | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if pool is not None:  # the pool's grades: -1 only where the distractor grade is on
+            self.fields["grade"].choices = [(v, label) for v, label in GRADE_CHOICES if v in pool.grades]
 
     def clean(self):
         data = super().clean()

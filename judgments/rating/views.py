@@ -18,7 +18,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
-from judgments.models import Judgment, Pair, Pool, Query
+from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query, distractor_refused
 
 from . import adjudication, grading, queue
 from .display import (
@@ -171,11 +171,14 @@ def _return_to(request: HttpRequest) -> str:
     return ""
 
 
-def _refusal(form: GradeForm) -> str:
+def _refusal(form: GradeForm, pool: Pool) -> str:
     """What was wrong with a grading post, for the page: nothing was saved."""
     if "grade" in form.errors:
         raw = form.data.get("grade", "")
-        return f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from the buttons."
+        text = f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from {pool.grades[0]} to 4."
+        if raw.strip() == str(DISTRACTOR) and not pool.distractors_enabled:
+            text += " " + distractor_refused(pool.name)
+        return text
     if "action" in form.errors:
         return "Nothing was saved: that answer could not be read."
     return "Nothing was saved: " + " ".join(e for errors in form.errors.values() for e in errors)
@@ -192,12 +195,12 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
             raise Http404("No such pair")
         return _render_grading(request, found, pair, url=request.path)
 
-    form = GradeForm(request.POST)
+    form = GradeForm(request.POST, pool=found)
     judged = Judgment.objects.filter(pair=pair, rater=request.user).exists()
     if not form.is_valid():
         if grading.may_view(pair, request.user):
             return _render_grading(
-                request, found, pair, url=request.path, form=form, status=400, notice=_refusal(form)
+                request, found, pair, url=request.path, form=form, status=400, notice=_refusal(form, found)
             )
         return _next(
             request,

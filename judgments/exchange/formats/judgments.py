@@ -115,7 +115,9 @@ def write_judgments_csv(rows: Iterable[JudgmentCsvRecord | tuple[str, str, int]]
             raise ValueError(f"query is longer than {MAX_CSV_QUERY_LENGTH} characters")
         _require_id(docid, "doc id")
         if isinstance(grade, bool) or grade not in GRADES:
-            raise ValueError(f"rating must be an integer 0-4 (Quepid's CSV has no distractor grade), got {grade!r}")
+            raise ValueError(
+                f"rating must be an integer 0-4, got {grade!r} (Quepid's CSV has no distractor grade)"
+            )
         yield csv_line([query, docid, str(grade)])
 
 
@@ -187,7 +189,11 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
             else:
                 grade = _GRADE_STRINGS.get(cell)
                 if grade is None:
-                    reader.add(lineno, rater, f"grade of {rater} must be 0-4 (or -1, a distractor), empty or X, got {_show(cell)}")
+                    reader.add(
+                        lineno,
+                        rater,
+                        f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}",
+                    )
                     ok = False
                 grades[rater] = grade
         if ok and not reader.twice((qid, docid), lineno, "doc_id", f"query {qid} doc {docid} appears twice"):
@@ -296,7 +302,7 @@ def _judgment_from_obj(
                 if isinstance(grade, (int, float, str, bool))
                 else _json_type(grade)
             )
-            errors.append(("grade", f"grade must be an integer 0-4 (or -1, a distractor) or null, got {_show(shown)}"))
+            errors.append(("grade", f"grade must be an integer 0-4 or null, got {_show(shown)}"))
         elif cant_judge is not None:
             if cant_judge and grade is not None:
                 errors.append(("grade", "grade must be null when cant_judge is true"))

@@ -9,7 +9,6 @@ from typing import Any, Literal
 from .problems import (
     _BAD_ID_CHAR,
     _GRADE_STRINGS,
-    GRADES,
     JUDGMENT_GRADES,
     MAX_ID_LENGTH,
     Stream,
@@ -112,7 +111,11 @@ def parse_qrels(
                 grade = value
             else:
                 hint = "" if gmap else " (a grade map can translate other grades)"
-                reader.add(lineno, "grade", f"grade must be an integer 0-4 (or -1, a distractor), got {_show(grade_s)}{hint}")
+                reader.add(
+                    lineno,
+                    "grade",
+                    f"grade must be an integer 0-4, got {_show(grade_s)}{hint}",
+                )
                 ok = False
         if ok:
             key = (qid, docid)
