@@ -34,8 +34,8 @@ class Grade(models.IntegerChoices):
 DISTRACTOR = -1
 DISTRACTOR_LABEL = "Distractor"
 DISTRACTOR_DESCRIPTION = (
-    "Looks relevant at first sight (same topic, the query's words) but is wrong, outdated or misleading "
-    "for this need: a reader relying on it would be worse off than with no document."
+    "Looks relevant (same topic, the query's words) but is wrong, outdated or misleading: "
+    "worse than no document."
 )
 GRADE_CHOICES = [(DISTRACTOR, DISTRACTOR_LABEL), *Grade.choices]
 

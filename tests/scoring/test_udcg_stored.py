@@ -56,8 +56,9 @@ def test_udcg_is_stored_from_the_combined_grades_and_is_the_same_in_every_flavou
         assert row.udcg_10 == pytest.approx(expected_q1[10], abs=1e-12)
     q2 = QueryScore.objects.get(run=run, query__external_id="q2", flavor="trec")
     assert q2.udcg_3 == pytest.approx(sigmoid(-1 / 3 / 2), abs=1e-12)  # the distractor first, then a 0
-    # Every other metric: the distractor d2 is unjudged (trec_eval), d3 (mean 0) is judged, not relevant.
-    assert q1["trec"].ndcg_3 == pytest.approx(1.0) and q1["trec"].judged_3 == pytest.approx(2 / 3)
+    # Every other metric: the distractor d2 is unjudged (trec_eval), d3 (mean 0) is judged, not relevant;
+    # judged@k counts the distractor as judged (a rater graded it).
+    assert q1["trec"].ndcg_3 == pytest.approx(1.0) and q1["trec"].judged_3 == 1.0
     assert q1["judged"].p_3 == pytest.approx(1 / 3)  # condensed list d1 d3: one relevant of 3
     cell = CellScore.objects.get(run=run, query__external_id="q1")
     assert cell.udcg_100 == pytest.approx(expected_q1[10], abs=1e-12)
