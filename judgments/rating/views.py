@@ -251,7 +251,7 @@ def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
         .distinct()
         .order_by("external_id")
     )
-    filters = MyJudgmentsFilter(request.GET or None, queries=queries)
+    filters = MyJudgmentsFilter(request.GET or None, queries=queries, grades=found.grades)
     if filters.is_valid():
         if filters.cleaned_data["query"]:
             mine = mine.filter(pair__query=filters.cleaned_data["query"])
