@@ -84,6 +84,8 @@ class PoolForm(forms.ModelForm):
                 label=f"Grade {grade.value} label",
                 max_length=LABEL_MAX,
                 initial=entry.get("label") or defaults[grade.value]["label"],
+                # The distractor's row is optional (forms written before it existed do not send it).
+                required=grade.value != DISTRACTOR,
             )
             self.fields[f"description_{grade.value}"] = forms.CharField(
                 label=f"Grade {grade.value} description",
@@ -117,8 +119,10 @@ class PoolForm(forms.ModelForm):
         pool.grade_scale = [
             {
                 "grade": g.value,
-                "label": self.cleaned_data[f"label_{g.value}"].strip(),
-                "description": self.cleaned_data[f"description_{g.value}"].strip(),
+                "label": self.cleaned_data.get(f"label_{g.value}", "").strip()
+                or (DISTRACTOR_LABEL if g.value == DISTRACTOR else ""),
+                "description": self.cleaned_data.get(f"description_{g.value}", "").strip()
+                or (DISTRACTOR_DESCRIPTION if g.value == DISTRACTOR else ""),
             }
             for g in self.scale_grades()
             # The distractor's wording is kept only while the pool has that grade.

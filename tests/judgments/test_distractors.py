@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from judgments import services
 from judgments.judges.services import pair_messages
-from judgments.models import DISTRACTOR, Judgment, ModelJudge, Pair, Pool
+from judgments.models import DISTRACTOR, DISTRACTOR_DESCRIPTION, Judgment, ModelJudge, Pair, Pool
 from judgments.rating import grading, queue
 from tests.conftest import login
 from tests.judgments.rating.conftest import queued_pair
@@ -194,7 +194,7 @@ def test_admins_enable_the_grade_and_name_it_on_the_settings_page(client, pool, 
     client.post(url, _settings_post(pool, distractors_enabled="on"))
     pool.refresh_from_db()
     assert pool.distractors_enabled is True
-    assert {"grade": -1, "label": "Misleads", "description": ""} in pool.grade_scale
+    assert {"grade": -1, "label": "Misleads", "description": DISTRACTOR_DESCRIPTION} in pool.grade_scale
     services.record_judgment(_pair(pool), rater, grade=-1)
     response = client.post(url, _settings_post(pool))  # unticked: turn it off
     assert response.status_code == 200

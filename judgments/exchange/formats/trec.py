@@ -57,7 +57,9 @@ def parse_grade_map(text: str) -> dict[int, int | None]:
             continue
         dst = _parse_int(dst_s)
         if dst is None or dst not in JUDGMENT_GRADES:
-            raise ValueError(f"grade map entry {n} {entry!r}: {dst_s!r} must be a grade 0-4, -1 or 'skip'")
+            raise ValueError(
+                f"grade map entry {n} {entry!r}: {dst_s!r} must be a grade 0-4 or 'skip' (or -1, a distractor)"
+            )
         result[src] = dst
     return result
 
@@ -68,7 +70,9 @@ def _check_grade_map(grade_map: Mapping[int, int | None]) -> dict[int, int | Non
         if isinstance(src, bool) or not isinstance(src, int):
             raise ValueError(f"grade map keys must be integers, got {src!r}")
         if dst is not None and (isinstance(dst, bool) or dst not in JUDGMENT_GRADES):
-            raise ValueError(f"grade map value for {src} must be a grade 0-4, -1 or None (skip), got {dst!r}")
+            raise ValueError(
+                f"grade map value for {src} must be a grade 0-4 or None (skip), or -1, got {dst!r}"
+            )
         checked[src] = dst
     return checked
 
