@@ -163,6 +163,38 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
             return problems_response(str(exc), [Problem(0, "pool", str(exc))])
 
     @extend_schema(
+        summary="Turn the pool's distractor grade (-1) on or off (admins)",
+        description=(
+            "With it on, raters and model judges may grade a pair -1: a distractor, which looks relevant but "
+            "misleads (UDCG counts it as harmful; NDCG and trec_eval as unjudged). It cannot be turned off "
+            "while a judgment or final grade of the pool uses it (400, nothing changed)."
+        ),
+        request=serializers.DistractorsSerializer,
+        responses={
+            200: serializers.PoolSerializer,
+            400: PROBLEMS_400,
+            403: OpenApiResponse(description="Admins only."),
+        },
+    )
+    @action(
+        detail=True,
+        methods=["put"],
+        url_path="distractors",
+        serializer_class=serializers.DistractorsSerializer,
+    )
+    def distractors(self, request: Request, name: str):
+        pool = self.get_object()
+        if not access.is_admin(request.user):
+            raise PermissionDenied("Only admins change a pool's settings.")
+        form = serializers.DistractorsSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            services.set_distractors(pool, form.validated_data["distractors_enabled"])
+        except services.JudgmentError as exc:
+            return problems_response(str(exc), [Problem(None, "distractors_enabled", str(exc))])
+        return Response(serializers.PoolSerializer(self.get_queryset().get(pk=pool.pk)).data)
+
+    @extend_schema(
         summary="Import a file into the pool (admins; all or nothing)",
         description=(
             "kind: queries (TSV or JSON lines), documents (JSON lines), qrels (TREC; `rater`, `grade_map`), "

@@ -28,6 +28,26 @@ class Grade(models.IntegerChoices):
     PERFECT = 4, "Perfect"
 
 
+# The distractor grade: below 0, a document that looks relevant but misleads (issue 13; UDCG gives it a
+# negative utility). Only pools with `distractors_enabled` accept it, on every write path (a trigger of
+# migration 0009 refuses it in the database too).
+DISTRACTOR = -1
+DISTRACTOR_LABEL = "Distractor"
+DISTRACTOR_DESCRIPTION = (
+    "Looks relevant (same topic, the query's words) but is wrong, outdated or misleading: "
+    "worse than no document."
+)
+GRADE_CHOICES = [(DISTRACTOR, DISTRACTOR_LABEL), *Grade.choices]
+
+
+def distractor_refused(pool_name: str) -> str:
+    """The message every write path gives for a -1 in a pool without the distractor grade."""
+    return (
+        f"Grade -1 (distractor) is not enabled for pool {pool_name}: an admin can turn the distractor "
+        "grade on in the pool's settings."
+    )
+
+
 def default_grade_scale() -> list[dict]:
     descriptions = {
         0: "The document does not help with the information need at all.",
@@ -95,6 +115,13 @@ class Pool(models.Model):
         help_text="Whose grades the combined grade uses: human raters only, humans with model judges "
         "filling the pairs no human graded, or everyone.",
     )
+    distractors_enabled = models.BooleanField(
+        "distractor grade",
+        default=False,
+        help_text="Raters and model judges may grade a document -1, a distractor: it looks relevant but "
+        "misleads. UDCG counts it as harmful; NDCG and trec_eval count it as unjudged. Cannot be turned "
+        "off while a judgment or final grade uses it.",
+    )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -112,9 +139,24 @@ class Pool(models.Model):
 
     def grade_label(self, grade: int) -> str:
         for entry in self.grade_scale:
-            if entry.get("grade") == grade:
+            if isinstance(entry, dict) and entry.get("grade") == grade:
                 return entry.get("label", str(grade))
-        return Grade(grade).label
+        return DISTRACTOR_LABEL if grade == DISTRACTOR else Grade(grade).label
+
+    @property
+    def grades(self) -> tuple[int, ...]:
+        """The grades a judgment of this pool may carry, lowest first: 0..4, and -1 with distractors."""
+        return ((DISTRACTOR,) if self.distractors_enabled else ()) + tuple(Grade.values)
+
+    def grade_problem(self, grade) -> str | None:
+        """Why `grade` cannot be a grade of this pool (None: it can)."""
+        if grade is None or isinstance(grade, bool) or not isinstance(grade, int):
+            return f"A grade must be an integer from {self.grades[0]} to 4, not {grade!r}."
+        if grade == DISTRACTOR and not self.distractors_enabled:
+            return distractor_refused(self.name)
+        if grade not in self.grades:
+            return f"A grade must be an integer from {self.grades[0]} to 4, not {grade!r}."
+        return None
 
 
 class Query(models.Model):
@@ -205,7 +247,7 @@ class Pair(models.Model):
     )
     held_until = models.DateTimeField(null=True, blank=True)
     # Adjudication: an admin's final grade wins over the combined raters' grades.
-    final_grade = models.PositiveSmallIntegerField(choices=Grade, null=True, blank=True)
+    final_grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
     final_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -216,7 +258,10 @@ class Pair(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["query", "document"], name="pair_unique"),
-            models.CheckConstraint(condition=Q(final_grade__lte=4), name="pair_final_grade_at_most_4"),
+            models.CheckConstraint(
+                condition=Q(final_grade__gte=DISTRACTOR, final_grade__lte=4),
+                name="pair_final_grade_between_minus_1_and_4",
+            ),
         ]
         indexes = [
             models.Index(fields=["pool", "queued_at"], name="pair_queue_idx"),
@@ -242,7 +287,7 @@ class Judgment(models.Model):
 
     pair = models.ForeignKey(Pair, models.CASCADE, related_name="judgments")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="judgments")
-    grade = models.PositiveSmallIntegerField(choices=Grade, null=True, blank=True)
+    grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
     cant_judge = models.BooleanField(default=False)
     cant_judge_reason = models.TextField(blank=True)
     note = models.TextField(blank=True)
@@ -255,7 +300,8 @@ class Judgment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pair", "rater"], name="one_judgment_per_rater_and_pair"),
             models.CheckConstraint(
-                condition=Q(grade__gte=0, grade__lte=4) | Q(grade__isnull=True), name="grade_between_0_and_4"
+                condition=Q(grade__gte=DISTRACTOR, grade__lte=4) | Q(grade__isnull=True),
+                name="grade_between_minus_1_and_4",
             ),
             # A grade, or "can't judge" with a reason: never both, never neither.
             models.CheckConstraint(

@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from . import access
 from .models import (
+    DISTRACTOR,
     EXTERNAL_ID_MAX,
     Document,
     Judgment,
@@ -23,6 +24,7 @@ from .models import (
     Run,
     SearchConfiguration,
     Team,
+    distractor_refused,
 )
 
 
@@ -88,11 +90,18 @@ class PoolSerializer(serializers.ModelSerializer):
             "raters_per_pair",
             "combine_rule",
             "grade_source",
+            "distractors_enabled",
             "created_at",
             "n_queries",
             "n_documents",
         )
         read_only_fields = fields
+
+
+class DistractorsSerializer(serializers.Serializer):
+    distractors_enabled = serializers.BooleanField(
+        help_text="Raters and model judges may grade -1, a distractor (looks relevant, misleads)."
+    )
 
 
 class QuerySerializer(serializers.ModelSerializer):
@@ -258,7 +267,13 @@ class JudgmentSubmitSerializer(serializers.Serializer):
     pool = ScopedPoolField(scope=access.rating_pools_for)
     query_id = serializers.CharField(max_length=EXTERNAL_ID_MAX)
     doc_id = serializers.CharField(max_length=EXTERNAL_ID_MAX)
-    grade = serializers.IntegerField(min_value=0, max_value=4, required=False, allow_null=True)
+    grade = serializers.IntegerField(
+        min_value=-1,
+        max_value=4,
+        required=False,
+        allow_null=True,
+        help_text="0-4, or -1 (a distractor) in pools that enable the distractor grade.",
+    )
     cant_judge = serializers.BooleanField(default=False)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
     note = serializers.CharField(required=False, allow_blank=True, default="")
@@ -290,6 +305,8 @@ class JudgmentSubmitSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"grade": "A grade 0-4 is required (or cant_judge with a reason)."}
             )
+        elif attrs["grade"] == DISTRACTOR and not pool.distractors_enabled:
+            raise serializers.ValidationError({"grade": distractor_refused(pool.name)})
         elif attrs["grade"] not in pool_grades(pool):
             raise serializers.ValidationError(
                 {"grade": f"Grade {attrs['grade']} is outside the scale of pool {pool.name}."}

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from django.db import connection, transaction
 from django.utils import timezone
 
-from .models import Document, Judgment, Pair, Pool, Query, Ranking, Run, SearchConfiguration
+from .models import DISTRACTOR, Document, Judgment, Pair, Pool, Query, Ranking, Run, SearchConfiguration
 from .signals import grades_changed, run_submitted
 
 
@@ -56,7 +56,8 @@ def record_judgment(
     actor=None,
     notify: bool = True,
 ) -> Judgment:
-    """Create or change `rater`'s judgment of `pair`. A grade 0–4, or can't judge with a reason.
+    """Create or change `rater`'s judgment of `pair`. A grade 0–4 (or -1, a distractor, when the pool
+    enables it), or can't judge with a reason.
     notify=False: the caller sends grades_changed itself (`notify_grades`), once for many judgments."""
     if cant_judge:
         reason = (reason or "").strip()
@@ -64,9 +65,11 @@ def record_judgment(
             raise JudgmentError("Say why you can't judge this pair.")
         grade = None
     else:
-        if grade is None or isinstance(grade, bool) or int(grade) != grade or not 0 <= int(grade) <= 4:
-            raise JudgmentError(f"A grade must be an integer from 0 to 4, not {grade!r}.")
-        grade = int(grade)
+        if isinstance(grade, float) and grade.is_integer():
+            grade = int(grade)
+        problem = pair.pool.grade_problem(grade)
+        if problem:
+            raise JudgmentError(problem)
         reason = ""
     set_actor(actor or rater)
     judgment, _ = Judgment.objects.update_or_create(
@@ -84,14 +87,48 @@ def record_judgment(
 @transaction.atomic
 def set_final_grade(pair: Pair, grade: int | None, admin) -> Pair:
     """Adjudicate: an admin's final grade wins over the raters' combined grade (None clears it)."""
-    if grade is not None and not (isinstance(grade, int) and 0 <= grade <= 4):
-        raise JudgmentError(f"A final grade must be an integer from 0 to 4, not {grade!r}.")
+    problem = None if grade is None else pair.pool.grade_problem(grade)
+    if problem:
+        raise JudgmentError(problem.replace("A grade", "A final grade"))
     pair.final_grade = grade
     pair.final_by = admin if grade is not None else None
     pair.final_at = timezone.now() if grade is not None else None
     pair.save(update_fields=["final_grade", "final_by", "final_at"])
     notify_grades(pair.pool, [pair.pk])
     return pair
+
+
+def distractor_uses(pool: Pool) -> int:
+    """How many judgments and final grades of `pool` use the distractor grade (-1)."""
+    return (
+        Judgment.objects.in_pool(pool).filter(grade=DISTRACTOR).count()
+        + Pair.objects.in_pool(pool).filter(final_grade=DISTRACTOR).count()
+    )
+
+
+def distractors_problem(pool: Pool, enabled: bool) -> str | None:
+    """Why the pool's distractor grade cannot be set to `enabled` (None: it can)."""
+    if enabled or not pool.pk or not Pool.objects.filter(pk=pool.pk, distractors_enabled=True).exists():
+        return None
+    used = distractor_uses(pool)
+    if used:
+        return (
+            f"{used} judgment{'s' if used != 1 else ''} or final grade{'s' if used != 1 else ''} of pool "
+            f"{pool.name} use the distractor grade (-1): change them before turning it off."
+        )
+    return None
+
+
+@transaction.atomic
+def set_distractors(pool: Pool, enabled: bool) -> Pool:
+    """Turn the pool's distractor grade on or off (off only while no judgment or final grade uses it;
+    a database trigger holds that too). Scores do not change: no grade changes."""
+    problem = distractors_problem(pool, enabled)
+    if problem:
+        raise JudgmentError(problem)
+    pool.distractors_enabled = enabled
+    pool.save(update_fields=["distractors_enabled"])
+    return pool
 
 
 # --- Queries, documents, pairs by external id ------------------------------------------------------

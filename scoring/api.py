@@ -21,7 +21,7 @@ from judgments.api import IsEngineer, problems_response
 from judgments.exchange.formats import Problem
 
 from . import exports, metrics
-from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
 NUMBERS = {"type": "object", "additionalProperties": {"type": "number"}}
 
@@ -54,7 +54,9 @@ class QueryScoreSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(NUMBERS)
     def get_metrics(self, score: QueryScore) -> dict[str, float]:
-        return {name: getattr(score, column) for name, column in METRIC_FIELDS.items()}
+        # udcg@k included; a NaN (a row stored before UDCG existed, not rescored yet) is null in JSON.
+        values = {name: getattr(score, column) for name, column in MEAN_FIELDS.items()}
+        return {name: None if value != value else value for name, value in values.items()}
 
     @extend_schema_field(NUMBERS)
     def get_judged(self, score: QueryScore) -> dict[str, float]:

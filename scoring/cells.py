@@ -12,11 +12,11 @@ from judgments import pgcopy
 
 from . import metrics
 from .grades import Grades, ScoringError
-from .models import CELL_VALUE_COLUMNS, JUDGED_FIELDS, METRIC_FIELDS, CellScore, cell_column
+from .models import CELL_VALUE_COLUMNS, JUDGED_FIELDS, METRIC_FIELDS, UDCG_FIELDS, CellScore, cell_column
 
 FLAVOUR_NAMES: tuple[str, ...] = tuple(metrics.FLAVOURS)
-# Column order of the score rows; metric names as in metrics.METRICS / metrics.JUDGED.
-SCORE_COLUMNS: dict[str, str] = {**METRIC_FIELDS, **JUDGED_FIELDS}
+# Column order of the score rows; metric names as in metrics.METRICS / metrics.JUDGED / metrics.UDCG.
+SCORE_COLUMNS: dict[str, str] = {**METRIC_FIELDS, **JUDGED_FIELDS, **UDCG_FIELDS}
 # Ranked entries read per batch (rankings x padded width): bounds memory whatever the pool size.
 BATCH_ENTRIES = 5_000_000
 # Threads that score a batch side by side (numpy releases the GIL), from this many ranked entries on.
@@ -169,6 +169,7 @@ def _score_cells(grades: Grades, run_ids: Sequence[int], rank_run, rank_query, d
         metrics.FLAVOURS.values(),
         workers=SCORING_THREADS if len(docs) * docs.shape[1] >= THREADED_ENTRIES else 1,
         check=False,  # stored rankings: a CHECK constraint refuses a document twice; padded on the right
+        udcg=True,  # in the same pass: distractors are the negative combined grades
     )
     del docs
 

@@ -32,17 +32,18 @@ from judgments.models import (
 from . import stats
 from .leaderboard import LeaderboardRow, RunMeans, plan_for_memory, pool_means, run_means
 from .metrics import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS
-from .models import FLAVOUR_CHOICES, JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from .models import FLAVOUR_CHOICES, JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 from .stats import N_RESAMPLES, SEED, compare_many, randomization_pvalues
 
 LEADERBOARD_METRICS: tuple[str, ...] = tuple(f"ndcg@{k}" for k in CUTOFFS)
 HEADLINE_METRIC = "ndcg@10"
+UDCG_METRIC = "udcg@10"  # the leaderboard's UDCG column (scoring.metrics, "UDCG")
 WARNING_JUDGED = "judged@10"
 JUDGED_THRESHOLD = 0.9  # below this share of judged documents in the top 10, a comparison is shaky
 ALPHA = 0.05
 
 # Every stored column, by metric name.
-SCORE_FIELDS: dict[str, str] = {**METRIC_FIELDS, **JUDGED_FIELDS}
+SCORE_FIELDS: dict[str, str] = {**MEAN_FIELDS, **JUDGED_FIELDS}
 FLAVOUR_NAMES: tuple[str, ...] = tuple(name for name, _ in FLAVOUR_CHOICES)
 
 
@@ -53,7 +54,15 @@ class ComparisonError(ValueError):
 def metric_label(metric: str) -> str:
     """Display name: ndcg@10 -> NDCG@10, recall@5 -> Recall@5, mrr -> MRR."""
     name, _, cutoff = metric.partition("@")
-    label = {"ndcg": "NDCG", "p": "P", "recall": "Recall", "judged": "Judged", "mrr": "MRR", "ap": "AP"}[name]
+    label = {
+        "ndcg": "NDCG",
+        "p": "P",
+        "recall": "Recall",
+        "judged": "Judged",
+        "mrr": "MRR",
+        "ap": "AP",
+        "udcg": "UDCG",
+    }[name]
     return f"{label}@{cutoff}" if cutoff else label
 
 
@@ -69,8 +78,8 @@ def check_flavour(flavour: str | None) -> str:
 def check_metric(metric: str | None) -> str:
     if not metric:
         return HEADLINE_METRIC
-    if metric not in METRIC_FIELDS:
-        raise ComparisonError(f"Unknown metric {metric!r}; one of {', '.join(METRIC_FIELDS)}.")
+    if metric not in MEAN_FIELDS:
+        raise ComparisonError(f"Unknown metric {metric!r}; one of {', '.join(MEAN_FIELDS)}.")
     return metric
 
 
@@ -90,7 +99,7 @@ def leaderboard(pool: Pool, flavour: str) -> list[LeaderboardRow]:
     two newest runs, one aggregate over those runs' stored rows in the flavour. Configurations without a
     run are listed too.
     """
-    rows = pool_means(pool, check_flavour(flavour), LEADERBOARD_METRICS)
+    rows = pool_means(pool, check_flavour(flavour), (*LEADERBOARD_METRICS, UDCG_METRIC))
 
     def order(row: LeaderboardRow):
         score = row.mean(HEADLINE_METRIC)

@@ -18,7 +18,7 @@ from . import comparison, metrics
 from . import exports as score_exports
 from .comparison import ComparisonError
 from .metrics import CUTOFFS
-from .models import METRIC_FIELDS
+from .models import MEAN_FIELDS
 from .views import configuration_or_404, get_option, scored_pool_or_404, selected_configurations
 
 
@@ -47,6 +47,7 @@ def leaderboard_csv(request: HttpRequest, pool: str) -> HttpResponse:
     header = ["configuration", "team", "flavour", "run_id", "run_created_at"]
     header += [
         *metrics,
+        comparison.UDCG_METRIC,
         *(f"judged@{k}" for k in CUTOFFS),
         "queries",
         "queries_without_ranking",
@@ -63,6 +64,7 @@ def leaderboard_csv(request: HttpRequest, pool: str) -> HttpResponse:
                 row.run_id or "",
                 row.run_created_at.isoformat() if row.run_created_at else "",
                 *(_number(row.mean(m)) for m in metrics),
+                _number(row.mean(comparison.UDCG_METRIC)),
                 *(_number(row.judged(f"judged@{k}")) for k in CUTOFFS),
                 row.current.n_queries if row.current else "",
                 row.current.n_unranked if row.current else "",
@@ -108,7 +110,7 @@ def compare_csv(request: HttpRequest, pool: str) -> HttpResponse:
             raise Http404("Unknown table, or it needs exactly two configurations.")
         a, b = selected
         if table == "metrics":
-            result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=list(METRIC_FIELDS))
+            result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=list(MEAN_FIELDS))
         else:
             paired = comparison.paired_scores(a, b, flavour, (metric,))
     except ComparisonError as error:
@@ -149,7 +151,7 @@ def compare_csv(request: HttpRequest, pool: str) -> HttpResponse:
 def configuration_history_csv(request: HttpRequest, configuration_id: int) -> HttpResponse:
     configuration = configuration_or_404(request, configuration_id)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
-    metrics = list(METRIC_FIELDS)
+    metrics = list(MEAN_FIELDS)
     header = [
         "configuration",
         "run_id",

@@ -22,7 +22,7 @@ from judgments.models import Pool, Run
 
 from . import metrics
 from .leaderboard import configuration_means
-from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from .models import JUDGED_FIELDS, MEAN_FIELDS, METRIC_FIELDS, QueryScore
 
 # trec_eval's measure names, in the order trec_eval prints them.
 TREC_EVAL_NAMES: dict[str, str] = {
@@ -103,8 +103,10 @@ def score_lines(
         name: {m.configuration.name: m.current.means for m in configuration_means(pool, name) if m.current}
         for name in flavours
     }
-    names = [*metrics.METRICS, *metrics.JUDGED]
-    fields = [METRIC_FIELDS[m] for m in metrics.METRICS] + [JUDGED_FIELDS[m] for m in metrics.JUDGED]
+    names = [*metrics.METRICS, *metrics.UDCG, *metrics.JUDGED]
+    fields = [MEAN_FIELDS[m] for m in (*metrics.METRICS, *metrics.UDCG)] + [
+        JUDGED_FIELDS[m] for m in metrics.JUDGED
+    ]
     rows = (
         QueryScore.objects.current()
         .filter(run__configuration__pool=pool, flavor__in=flavours)
@@ -125,7 +127,7 @@ def score_lines(
 
 
 def _metric_rows(configuration: str, query: str, flavour: str, values: dict) -> Iterator[tuple]:
-    for metric in metrics.METRICS:
+    for metric in (*metrics.METRICS, *metrics.UDCG):
         judged = judged_metric(metric)
         yield configuration, query, flavour, metric, values[metric], values[judged] if judged else None
 

@@ -23,6 +23,10 @@ from judgments.pgcopy import read_columns
 
 from . import metrics
 
+# "No grade" in the int2 columns read from the database (a pair with only a final grade, no final grade):
+# below every grade, the distractor's -1 included.
+NO_GRADE = -32768
+
 # Memory for the joins and aggregates over a whole pool (per transaction), so they do not spill to disk.
 WORK_MEM = "256MB"
 
@@ -62,7 +66,7 @@ class Grades:
 
 _GRADES_SQL = """
     SELECT array_agg(p.id), array_agg(p.query_id), array_agg(p.document_id),
-           array_agg(COALESCE(p.final_grade, -1)::int2), array_agg(COALESCE(j.grade, -1)::int2) {raters}
+           array_agg(COALESCE(p.final_grade, {none})::int2), array_agg(COALESCE(j.grade, {none})::int2) {raters}
     FROM judgments_pair p
     LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
     WHERE p.pool_id = %s {where} AND (p.final_grade IS NOT NULL OR j.grade IS NOT NULL)
@@ -104,6 +108,7 @@ def _read_grades(
     columns = read_columns(
         cursor,
         _GRADES_SQL.format(
+            none=NO_GRADE,
             where="AND p.query_id = ANY(%s)",
             raters=", array_agg(COALESCE(j.rater_id, 0)::int8)" if with_raters else "",
         ),
@@ -113,8 +118,8 @@ def _read_grades(
     if with_raters:
         pair, query, doc, final, grade, rater = columns
         # A pair's entry without a grade (rater 0: only a final grade) counts as no grade either way.
-        keep = counted(pair, rater, models, source) | (grade < 0)
-        columns = [pair, query, doc, final, np.where(keep, grade, -1).astype(grade.dtype)]
+        keep = counted(pair, rater, models, source) | (grade == NO_GRADE)
+        columns = [pair, query, doc, final, np.where(keep, grade, NO_GRADE).astype(grade.dtype)]
     return combine_grades(*columns, rule=rule)
 
 
@@ -127,7 +132,7 @@ def _read_pool_grades(
     pair, query, doc, final = read_columns(
         cursor,
         "SELECT array_agg(id), array_agg(query_id), array_agg(document_id),"
-        " array_agg(COALESCE(final_grade, -1)::int2) FROM judgments_pair WHERE pool_id = %s",
+        f" array_agg(COALESCE(final_grade, {NO_GRADE})::int2) FROM judgments_pair WHERE pool_id = %s",
         [pool_id],
         [">i8", ">i8", ">i8", ">i2"],
     )
@@ -148,14 +153,14 @@ def _read_pool_grades(
         count = np.bincount(at, minlength=len(pair))
         total = np.bincount(at, weights=grade.astype(np.float64), minlength=len(pair))
         mean = np.divide(total, count, out=np.zeros(len(pair)), where=count > 0)
-        combined = np.where(final >= 0, final, mean)
-        keep = np.flatnonzero((count > 0) | (final >= 0))
+        combined = np.where(final > NO_GRADE, final, mean)
+        keep = np.flatnonzero((count > 0) | (final > NO_GRADE))
         keep = keep[np.argsort(query[keep], kind="stable")]
         return Grades(query[keep].astype(np.int64), doc[keep].astype(np.int64), combined[keep])
-    # A pair with a final grade and no rater grade still counts: one entry with grade -1.
+    # A pair with a final grade and no rater grade still counts: one entry with grade NO_GRADE.
     ungraded = np.ones(len(pair), dtype=bool)
     ungraded[at] = False
-    only_final = np.flatnonzero(ungraded & (final >= 0))
+    only_final = np.flatnonzero(ungraded & (final > NO_GRADE))
     rows = np.concatenate([at, only_final])
     grade = np.concatenate([grade, np.full(len(only_final), -1, dtype=grade.dtype)])
     return combine_grades(pair[rows], query[rows], doc[rows], final[rows], grade, rule=rule)
@@ -183,8 +188,13 @@ def _read_judged(
 def combine_grades(
     pair: np.ndarray, query: np.ndarray, doc: np.ndarray, final: np.ndarray, grade: np.ndarray, *, rule: str
 ) -> Grades:
-    """One combined grade per pair, from one entry per rater grade of the pair (grade -1: none, for a
-    pair that only has a final grade; final -1: no final grade). Sorted by query."""
+    """One combined grade per pair, from one entry per rater grade of the pair (grade NO_GRADE: none,
+    for a pair that only has a final grade; final NO_GRADE: no final grade). Sorted by query.
+
+    The rule works on the ordinal scale -1..4: the distractor grade -1 is the lowest grade, below 0,
+    and enters the mean, median, majority, min and max as the number -1 (the combined-grade exports
+    do the same in SQL). A negative combined grade makes the pair a distractor (UDCG); every other
+    metric counts it as unjudged, as trec_eval does with a negative qrels grade."""
     rule = CombineRule(rule)
     if not len(pair):
         return Grades(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
@@ -193,10 +203,10 @@ def combine_grades(
     starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
     ends = np.r_[starts[1:], len(pair)]
     group = np.repeat(np.arange(len(starts)), ends - starts)
-    valid = grade >= 0
+    valid = grade > NO_GRADE
     count = np.bincount(group[valid], minlength=len(starts))
     has_grade = count > 0
-    first = np.minimum(ends - count, len(pair) - 1)  # valid grades (>= 0) sort last in a pair
+    first = np.minimum(ends - count, len(pair) - 1)  # valid grades (> NO_GRADE) sort last in a pair
     last = ends - 1
     values = grade.astype(np.float64)
     if rule == CombineRule.MEAN:
@@ -221,6 +231,6 @@ def combine_grades(
             first_of_group = best[np.r_[True, run_group[best][1:] != run_group[best][:-1]]]
             combined[run_group[first_of_group]] = run_grade[first_of_group]
     pair_final = final[starts]
-    combined = np.where(pair_final >= 0, pair_final, combined)
-    keep = has_grade | (pair_final >= 0)
+    combined = np.where(pair_final > NO_GRADE, pair_final, combined)
+    keep = has_grade | (pair_final > NO_GRADE)
     return Grades(query[starts][keep].astype(np.int64), doc[starts][keep].astype(np.int64), combined[keep])

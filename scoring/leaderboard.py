@@ -25,9 +25,9 @@ from judgments.models import Pool, Run, SearchConfiguration
 
 from . import metrics
 from .cells import FLAVOUR_NAMES
-from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
+from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
-ALL_METRICS: tuple[str, ...] = tuple(METRIC_FIELDS)
+ALL_METRICS: tuple[str, ...] = tuple(MEAN_FIELDS)  # udcg@k included
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def run_means(run_ids, flavour: str, metrics=ALL_METRICS) -> dict[int, RunMeans]
     if not ids:
         return {}
     metrics = tuple(metrics)
-    sums = ", ".join(f"sum({METRIC_FIELDS[m]})" for m in metrics)
+    sums = ", ".join(f"sum({MEAN_FIELDS[m]})" for m in metrics)
     judged = ", ".join(f"sum({field})" for field in JUDGED_FIELDS.values())
     sql = (
         "SELECT run_id, count(*), count(*) FILTER (WHERE NOT has_ranking),"

@@ -10,8 +10,8 @@ Conventions (the numbers must be exactly right, so they are spelled out):
   A qrel with a *negative* grade is treated as "in the pool but unjudged",
   exactly as trec_eval does (RELVALUE_UNJUDGED): it is not relevant, has no
   gain, is not in the ideal ranking, does not count in the number of relevant
-  documents, counts as unjudged for judged@k and is dropped under
-  ``unjudged="drop"``.
+  documents, and is dropped under ``unjudged="drop"``.  (judged@k, a coverage
+  figure, does count it as judged; UDCG counts it as a distractor.)
 * Relevant (for P, recall, MRR, AP) means grade >= 1 (trec_eval's default
   relevance level ``-l1``).
 * NDCG@k = DCG@k / IDCG@k.  The ideal ranking is built from *all* judged
@@ -31,45 +31,12 @@ Conventions (the numbers must be exactly right, so they are spelled out):
   number of relevant judged documents).  MRR and AP use the *whole* ranking
   (all of its columns, even beyond 100), like trec_eval without ``-M``.
 * judged@k = judged documents among the first min(k, len) documents of the
-  ranking / min(k, len); an empty ranking gives 0.
-* udcg@k (asked for with ``udcg=True``; it depends on no flavour) is the
-  computation the authors of UDCG released, adapted to grades; see "UDCG" below.
-
-UDCG
-----
-Trappolini et al., "Redefining Retrieval Evaluation in the Era of LLMs"
-(arXiv 2510.21440, EACL 2026) propose UDCG, "Utility and Distraction-aware
-Cumulative Gain": relevant passages add utility, *distracting* ones (irrelevant
-but answered from) take it away, with "an LLM-oriented positional discount".
-Only the paper's abstract could be read here, not its text: the definition
-below is the one the authors' released code computes (github.com/GiovanniTRA/
-UDCG, commit daeee3b, ``src/compute_udcg_scores.py``), and its positional
-discount is that code's: uniform, every position weighs 1/n. For one query with
-passages p_1..p_n::
-
-    UDCG = sigmoid( (1/n) * sum_i w_i * u_i ),   sigmoid(x) = 1 / (1 + e^-x)
-    u_i  = 1 - P_LLM(no-response | q, p_i)       (how likely the LLM answers from p_i)
-    w_i  = +1 if p_i is relevant, else -gamma    (gamma = 1/3; their stored data used 0.333)
-
-with 0 for an empty list, and a passage without a utility counted in n but not
-in the sum. :func:`udcg_of_passages` is exactly that computation, and
-reproduces the numbers stored in their ``data/dataset_with_udcg.json``.
-
-Our pools have grades, not an LLM's abstention probabilities, so udcg@k maps
-each ranked document's combined grade g to (w, u):
-
-* g >= 1 (relevant, as for P and recall): w = +1, u = 1;
-* 0 <= g < 1 (not relevant): u = 0, it contributes 0 -- an irrelevant
-  passage the LLM would not answer from;
-* g < 0 (a distractor: the grade -1, or a negative combined grade): w = -1/3,
-  u = 1 -- an irrelevant passage the LLM would answer from;
-* unjudged: contributes 0 but counts in n.
-
-udcg@k = sigmoid(sum over the first n_k = min(k, len) documents / n_k), 0 for
-an empty ranking. It lies in [sigmoid(-1/3), sigmoid(1)] = [0.417, 0.731] for a
-non-empty ranking: 0.5 means nothing useful and nothing harmful in the top k.
-Unlike NDCG it needs no ideal ranking and it does not look at documents the
-run did not retrieve: it scores the context handed to a reader, not recall.
+  ranking / min(k, len); an empty ranking gives 0.  A document with a negative
+  grade (a distractor) counts as judged here: a rater graded it (it is still
+  unjudged for every other metric, and dropped under ``unjudged="drop"``).
+* udcg@k (asked for with ``udcg=True``; it depends on no flavour) is defined,
+  with its grade mapping and discount, in :mod:`scoring.udcg`; it is computed
+  here, in the same pass as the rest.
 
 Inputs are integer keys: ``rank_query`` (n,) is the query key of each ranking
 row, ``rankings`` (n, depth) holds document keys padded with -1 on the right,
@@ -83,12 +50,15 @@ caller's business.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+
+from .udcg import UDCG_GAMMA, udcg_of_passages  # noqa: F401  (re-exported for callers of metrics)
+from .udcg import from_sums as udcg_from_sums
+from .udcg import weights as udcg_weights
 
 __all__ = [
     "CUTOFFS",
@@ -176,10 +146,7 @@ METRICS: tuple[str, ...] = (
     + ("mrr", "ap")
 )
 JUDGED: tuple[str, ...] = tuple(f"judged@{k}" for k in CUTOFFS)
-UDCG: tuple[str, ...] = tuple(f"udcg@{k}" for k in CUTOFFS)
-# Weight of a distracting passage: the default of the authors' released code (-1/3; their stored
-# outputs were computed with -0.333).
-UDCG_GAMMA: float = 1 / 3
+UDCG: tuple[str, ...] = tuple(f"udcg@{k}" for k in CUTOFFS)  # defined in scoring.udcg
 
 # Target number of (row, position) cells handled at once; bounds the memory of
 # the (chunk, depth) temporaries (a few MiB each).
@@ -567,19 +534,18 @@ def score_all(
         length = valid.sum(axis=1)
         del valid, docs
 
-        # judged@k, always on the original ranking.
-        jcount = _topk(judged, count_w)
+        # judged@k, always on the original ranking; a distractor was graded, so it counts as judged.
+        jcount = _topk(judged if negative is None else judged | negative, count_w)
         denom = np.minimum(cut[None, :], length[:, None].astype(np.float64))
         judged_out[rows] = np.divide(jcount, denom, out=np.zeros_like(jcount), where=denom > 0)
         if udcg_out is not None:
-            # UDCG on the original ranking: +1 per relevant document, -gamma per distractor (a negative
-            # grade), 0 otherwise; the mean over the first min(k, len) documents, through a sigmoid.
-            utility = (grades[:, :width] >= RELEVANCE_LEVEL).astype(np.float64)
-            if negative is not None:
-                utility -= UDCG_GAMMA * negative[:, :width]
-            mean = np.divide(_topk(utility, count_w), denom, out=np.zeros((e - s, ncut)), where=denom > 0)
-            udcg_out[rows] = np.where(denom > 0, 1.0 / (1.0 + np.exp(-mean)), 0.0)
-            del utility, mean
+            # UDCG on the original ranking (scoring.udcg): per-document weights summed over the first
+            # min(k, len) documents by the same cutoff matrix, then the sigmoid of the mean.
+            utility = udcg_weights(
+                grades[:, :width], None if negative is None else negative[:, :width], RELEVANCE_LEVEL
+            )
+            udcg_out[rows] = udcg_from_sums(_topk(utility, count_w), denom)
+            del utility
         del negative
 
         nrel = qrels.per_row(qrels.num_rel, rowq)
@@ -650,25 +616,3 @@ def score_all(
                 d[f"udcg@{k}"] = udcg_out[:, c].copy()
         result[f.name] = d
     return result
-
-
-def udcg_of_passages(relevant, utility, gamma: float = UDCG_GAMMA) -> float:
-    """UDCG of one list of passages exactly as the authors' released code computes it (see "UDCG" in
-    the module docstring): sigmoid of the mean of +u (relevant) and -gamma * u (irrelevant) over the n
-    passages; a passage whose utility is None is left out of the sum but counted in n; 0 for no
-    passage. relevant: booleans; utility: u = 1 - P_LLM(no-response | q, p) per passage, or None.
-
-    Plain Python, summed in order like the released code, so their stored values come out exactly.
-    udcg@k of a ranking is this function on the ranking's first min(k, len) documents with
-    (relevant, u) = (True, 1) for grade >= 1, (False, 0) for grades in [0, 1), (False, 1) for
-    distractors (negative grades) and None for unjudged documents."""
-    relevant, utility = list(relevant), list(utility)
-    if len(relevant) != len(utility):
-        raise ValueError(f"{len(relevant)} relevance labels for {len(utility)} utilities")
-    if not relevant:
-        return 0.0
-    total = 0.0
-    for is_relevant, u in zip(relevant, utility, strict=True):
-        if u is not None:
-            total += u * (1.0 if is_relevant else -gamma)
-    return 1.0 / (1.0 + math.exp(-total / len(relevant)))

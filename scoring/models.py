@@ -55,6 +55,17 @@ JUDGED_FIELDS = {
     "judged@100": "judged_100",
 }
 
+# UDCG (scoring.udcg): one value per (run, query), the same in every flavour (it depends on none).
+UDCG_FIELDS = {
+    "udcg@3": "udcg_3",
+    "udcg@5": "udcg_5",
+    "udcg@10": "udcg_10",
+    "udcg@100": "udcg_100",
+}
+
+# Every metric averaged over all of a run's rows (leaderboards, exports, the API), by name.
+MEAN_FIELDS = {**METRIC_FIELDS, **UDCG_FIELDS}
+
 
 # Metrics that depend only on what happens to unjudged documents: stored as is ("zero": they stay with
 # gain 0) and with a "c_" prefix ("drop": the condensed list of trec_eval -J).
@@ -121,6 +132,11 @@ class CellScore(models.Model):
     judged_ndcg_5 = models.FloatField()
     judged_ndcg_10 = models.FloatField()
     judged_ndcg_100 = models.FloatField()
+    # UDCG, the same in every flavour; NaN in rows stored before migration 0003 until they are rescored.
+    udcg_3 = models.FloatField()
+    udcg_5 = models.FloatField()
+    udcg_10 = models.FloatField()
+    udcg_100 = models.FloatField()
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -176,6 +192,10 @@ class QueryScore(models.Model):
     judged_5 = models.FloatField()
     judged_10 = models.FloatField()
     judged_100 = models.FloatField()
+    udcg_3 = models.FloatField()
+    udcg_5 = models.FloatField()
+    udcg_10 = models.FloatField()
+    udcg_100 = models.FloatField()
     updated_at = models.DateTimeField()
 
     objects = QueryScoreQuerySet.as_manager()

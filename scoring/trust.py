@@ -31,10 +31,11 @@ from django.views.decorators.http import require_GET, require_POST
 from judgments import access
 from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
 from judgments.rating import adjudication, agreement
+from judgments.rating.display import grade_scale
 
 from . import metrics
 from .cells import _Batch, _read_rankings
-from .grades import Grades, combine_grades, model_raters
+from .grades import NO_GRADE, Grades, combine_grades, model_raters
 
 FAR = 2  # grades apart: a pair worth an admin's look
 HEADLINE = "ndcg@10"
@@ -163,7 +164,7 @@ def _compare(judge: ModelJudge) -> _Compared:
         pair[rows],
         query[rows],
         doc[rows],
-        np.full(int(rows.sum()), -1),
+        np.full(int(rows.sum()), NO_GRADE),
         grade[rows],
         rule=CombineRule(pool.combine_rule),
     )
@@ -208,7 +209,9 @@ def judge_trust(judge: ModelJudge) -> Trust:
     trust.alpha, _ = agreement.krippendorff_alpha_ordinal(
         np.column_stack([h_int, c.judge]).astype(np.float64)
     )
-    trust.confusion = np.bincount(h_int * 5 + c.judge, minlength=25).reshape(5, 5).tolist()
+    # Rows: the humans' grade; columns: the judge's; -1 (distractor) first when the pool has that grade.
+    low, n = pool.grades[0], len(pool.grades)
+    trust.confusion = np.bincount((h_int - low) * n + c.judge - low, minlength=n * n).reshape(n, n).tolist()
     units = [grades for grades in c.human_grades.values() if len(grades) >= 2]
     if units:
         trust.alpha_humans, trust.n_alpha_humans = agreement.krippendorff_alpha_ordinal(units)
@@ -312,12 +315,15 @@ def _judge_or_404(request: HttpRequest, pool: str, name: str) -> ModelJudge:
 def trust_page(request: HttpRequest, pool: str, name: str) -> HttpResponse:
     judge = _judge_or_404(request, pool, name)
     trust = judge_trust(judge)
-    scale = [(e.get("grade"), e.get("label", "")) for e in judge.pool.grade_scale]
+    scale = [(e["grade"], e["label"]) for e in grade_scale(judge.pool)]
     rows = [
         {
             "grade": g,
             "label": label,
-            "cells": [{"n": n, "diag": g == k, "far": abs(g - k) >= FAR} for k, n in enumerate(row)],
+            "cells": [
+                {"n": n, "diag": g == k, "far": abs(g - k) >= FAR}
+                for (k, _), n in zip(scale, row, strict=True)
+            ],
             "total": sum(row),
         }
         for (g, label), row in zip(scale, trust.confusion, strict=False)

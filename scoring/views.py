@@ -23,8 +23,8 @@ from judgments.rating import queue
 
 from . import charts, comparison, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
-from .metrics import CUTOFFS
-from .models import METRIC_FIELDS
+from .metrics import CUTOFFS, UDCG_GAMMA
+from .models import MEAN_FIELDS
 from .templatetags import scoring_tags as fmt
 
 TOP_QUERIES = 15  # biggest wins and losses listed on a comparison page
@@ -122,6 +122,7 @@ def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
                 }
             )
         judged10 = row.judged("judged@10")
+        udcg = row.mean(comparison.UDCG_METRIC)
         change = row.change(comparison.HEADLINE_METRIC)
         display.append(
             {
@@ -130,6 +131,7 @@ def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
                 "scored": s is not None,
                 "rank": rank if s else "",
                 "cells": cells,
+                "udcg": {"sort": fmt.sortvalue(udcg), "text": fmt.score(udcg)},
                 "judged10": {
                     "sort": fmt.sortvalue(judged10),
                     "text": fmt.pct(judged10),
@@ -159,6 +161,8 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
             "flavour": flavour,
             "flavours": _flavour_links(request, flavour),
             "metrics": [metric_label(m) for m in comparison.LEADERBOARD_METRICS],
+            "udcg_label": metric_label(comparison.UDCG_METRIC),
+            "udcg_gamma": UDCG_GAMMA,
             "rows": _leaderboard_display(rows),
             "n_scored": sum(1 for row in rows if row.current),
             "recompute_url": recompute_url,
@@ -212,7 +216,7 @@ def compare(request: HttpRequest, pool: str) -> HttpResponse:
         "flavour": flavour,
         "metric": metric,
         "metric_label": metric_label(metric),
-        "metric_choices": [(m, metric_label(m)) for m in METRIC_FIELDS],
+        "metric_choices": [(m, metric_label(m)) for m in MEAN_FIELDS],
         "flavours": _flavour_links(request, flavour),
         "selected": selected,
         "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + query_string(flavour=flavour),
@@ -256,7 +260,7 @@ def _query_rows(
 def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> HttpResponse:
     a, b = selected
     flavour, metric = context["flavour"], context["metric"]
-    metrics = list(METRIC_FIELDS) if request.GET.get("all") == "1" else comparison.LEADERBOARD_METRICS
+    metrics = list(MEAN_FIELDS) if request.GET.get("all") == "1" else comparison.LEADERBOARD_METRICS
     result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=metrics)
     d = result.differences()
     order = np.argsort(d, kind="stable")

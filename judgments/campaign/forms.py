@@ -6,10 +6,26 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 
-from judgments import access
-from judgments.models import Grade, Pool, Team, default_grade_scale
+from judgments import access, services
+from judgments.models import (
+    DISTRACTOR,
+    DISTRACTOR_DESCRIPTION,
+    DISTRACTOR_LABEL,
+    Grade,
+    Pool,
+    Team,
+    default_grade_scale,
+)
 
 LABEL_MAX, DESCRIPTION_MAX = 40, 300
+
+
+class _Grade(int):
+    """A grade of the settings form (value like Grade's)."""
+
+    @property
+    def value(self) -> int:
+        return int(self)
 
 
 class PoolForm(forms.ModelForm):
@@ -26,6 +42,7 @@ class PoolForm(forms.ModelForm):
             "combine_rule",
             "queue_access",
             "share_rankings",
+            "distractors_enabled",
         )
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
@@ -42,6 +59,9 @@ class PoolForm(forms.ModelForm):
             "Changing it recomputes every score in the background.",
             "queue_access": "Admins always build the queue. Engineers may be allowed to send their "
             "configurations' unjudged top documents to the raters (from the comparison pages).",
+            "distractors_enabled": "Adds the grade -1, Distractor (key d on the grading page): a document "
+            "that looks relevant but misleads. Model judges' prompts describe it. UDCG counts it as harmful; "
+            "NDCG and trec_eval count it as unjudged. It cannot be turned off while a grade uses it.",
             "share_rankings": "Engineers see every team's rankings (which documents, in which order) on the "
             "query pages, run pages, downloads and API; otherwise only their own teams'. Scores are "
             "shared either way.",
@@ -53,12 +73,19 @@ class PoolForm(forms.ModelForm):
             del self.fields["name"]
         given = {e.get("grade"): e for e in self.instance.grade_scale or [] if isinstance(e, dict)}
         defaults = {e["grade"]: e for e in default_grade_scale()}
-        for grade in Grade:
+        defaults[DISTRACTOR] = {
+            "grade": DISTRACTOR,
+            "label": DISTRACTOR_LABEL,
+            "description": DISTRACTOR_DESCRIPTION,
+        }
+        for grade in self.scale_grades():
             entry = given.get(grade.value, defaults[grade.value])
             self.fields[f"label_{grade.value}"] = forms.CharField(
                 label=f"Grade {grade.value} label",
                 max_length=LABEL_MAX,
                 initial=entry.get("label") or defaults[grade.value]["label"],
+                # The distractor's row is optional (forms written before it existed do not send it).
+                required=grade.value != DISTRACTOR,
             )
             self.fields[f"description_{grade.value}"] = forms.CharField(
                 label=f"Grade {grade.value} description",
@@ -67,8 +94,22 @@ class PoolForm(forms.ModelForm):
                 initial=entry.get("description", ""),
             )
 
+    @staticmethod
+    def scale_grades() -> list[_Grade]:
+        """The grades with a label and description: -1 (the distractor, used when enabled), then 0-4."""
+        return [_Grade(DISTRACTOR), *(_Grade(g.value) for g in Grade)]
+
     def grade_rows(self) -> list[tuple[int, forms.BoundField, forms.BoundField]]:
-        return [(g.value, self[f"label_{g.value}"], self[f"description_{g.value}"]) for g in Grade]
+        return [
+            (g.value, self[f"label_{g.value}"], self[f"description_{g.value}"]) for g in self.scale_grades()
+        ]
+
+    def clean_distractors_enabled(self) -> bool:
+        enabled = self.cleaned_data["distractors_enabled"]
+        problem = services.distractors_problem(self.instance, enabled)
+        if problem:
+            raise forms.ValidationError(problem)
+        return enabled
 
     def main_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in self.fields if not name.startswith(("label_", "description_"))]
@@ -78,10 +119,14 @@ class PoolForm(forms.ModelForm):
         pool.grade_scale = [
             {
                 "grade": g.value,
-                "label": self.cleaned_data[f"label_{g.value}"].strip(),
-                "description": self.cleaned_data[f"description_{g.value}"].strip(),
+                "label": self.cleaned_data.get(f"label_{g.value}", "").strip()
+                or (DISTRACTOR_LABEL if g.value == DISTRACTOR else ""),
+                "description": self.cleaned_data.get(f"description_{g.value}", "").strip()
+                or (DISTRACTOR_DESCRIPTION if g.value == DISTRACTOR else ""),
             }
-            for g in Grade
+            for g in self.scale_grades()
+            # The distractor's wording is kept only while the pool has that grade.
+            if g.value != DISTRACTOR or pool.distractors_enabled
         ]
         if commit:
             pool.save()

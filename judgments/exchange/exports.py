@@ -20,6 +20,7 @@ formats with comment lines (RankLib) carry them in a header.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -272,7 +273,7 @@ def ranklib_lines(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
         if not numeric:
             yield from _blocks(f"# qid:{n} = {q}\n" for q, n in numbers.items())
         rows = (
-            (int(grade + 0.5) if rounding == "round" else grade, numbers[qid], docid, text or qid)
+            (math.floor(grade + 0.5) if rounding == "round" else grade, numbers[qid], docid, text or qid)
             for qid, docid, grade, _pk, text, _pair in _named_rows(sql, params)
         )
         yield from _blocks(formats.write_ranklib(rows))
@@ -377,6 +378,12 @@ def documents_lines(pool: Pool) -> Iterator[str]:
 # --- Judgments ------------------------------------------------------------------------------------
 
 
+def quepid_grade(grade: float) -> int:
+    """A combined grade as Quepid's CSV and RRE hold it: rounded half up, and a distractor (a negative
+    combined grade) written as 0, not relevant, since their scales start at 0."""
+    return max(0, math.floor(grade + 0.5))
+
+
 def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[str]:
     """Quepid's ``query,docid,rating``: one combined grade per pair (rounded half up to an integer).
     ``query_column="text"`` writes the query text (Quepid matches by text; a query without text gets
@@ -388,7 +395,7 @@ def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[s
     def rows() -> Iterator[tuple[str, str, int]]:
         for qid, docid, grade, _pk, text, _pair in _named_rows(sql, params):
             query = (text or "").strip() if query_column == "text" else qid
-            yield query or qid, docid, int(grade + 0.5)
+            yield query or qid, docid, quepid_grade(grade)
 
     return _blocks(formats.write_judgments_csv(rows()))
 
@@ -438,7 +445,7 @@ def _graded_by_text(pool: Pool) -> list[tuple[str, str | None, int | None]]:
     rows: list[tuple[str, str | None, int | None]] = []
     for qid, docid, grade, query_pk, text, _pair in _named_rows(sql, params):
         graded.add(query_pk)
-        rows.append((query_pk, (text or "").strip() or qid, docid, int(grade + 0.5)))
+        rows.append((query_pk, (text or "").strip() or qid, docid, quepid_grade(grade)))
     for pk, qid, text in Query.objects.filter(pool=pool).values_list("pk", "external_id", "text"):
         if pk not in graded:
             rows.append((pk, (text or "").strip() or qid, None, None))

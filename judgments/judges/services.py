@@ -189,9 +189,9 @@ def select_pairs(judge: ModelJudge, selection: str = "queued", limit: int | None
 
 
 def distractors_enabled(pool: Pool) -> bool:
-    """Whether the pool grades distractors (-1). Issue 13 item 5 adds the pool's setting; until then,
-    never (the prompt and the answer reader already handle it)."""
-    return bool(getattr(pool, "distractors_enabled", False))
+    """Whether the pool grades distractors (-1): the prompt then describes the grade and the answer
+    reader accepts it (otherwise a -1 answer becomes "can't judge", never a stored -1)."""
+    return pool.distractors_enabled
 
 
 def pair_messages(judge: ModelJudge, pair: Pair) -> list[dict]:

@@ -1,14 +1,20 @@
 """Inter-rater agreement for a judgment pool (pure numpy).
 
-Grades are integers 0..4.  Two measures:
+Grades are integers -1..4: 0..4, and -1, the distractor grade of the pools that enable it (looks
+relevant, misleads), an ordinal category *below 0*: one step from 0, as 0 is from 1.  Two measures:
 
 * :func:`krippendorff_alpha_ordinal` -- Krippendorff's alpha with the ordinal
   metric over all raters, tolerant of missing ratings; identical to
   ``krippendorff.alpha(reliability_data=<raters x units>,
-  level_of_measurement="ordinal", value_domain=[0, 1, 2, 3, 4])``.
+  level_of_measurement="ordinal", value_domain=[-1, 0, 1, 2, 3, 4])``.
 * :func:`cohen_kappa_quadratic` / :func:`pairwise_kappas` -- quadratic-weighted
   Cohen's kappa for pairs of raters; identical to
-  ``sklearn.metrics.cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3, 4])``.
+  ``sklearn.metrics.cohen_kappa_score(a, b, weights="quadratic", labels=[-1, 0, 1, 2, 3, 4])``
+  (the weight of a distractor against a 0 is (-1 - 0)^2 = 1, against a 4 it is 25).
+
+A category nobody used changes neither measure (its row and column of the coincidence or
+confusion matrix are 0, and the ordinal distance sums over used categories only), so a pool
+without distractors gets exactly the figures of the plain 0..4 scale.
 
 Undefined values are returned as ``nan`` (never raised):
 
@@ -39,22 +45,23 @@ __all__ = [
     "pairwise_kappas",
 ]
 
-GRADES = (0, 1, 2, 3, 4)
+GRADES = (-1, 0, 1, 2, 3, 4)
 _N_GRADES = len(GRADES)
+_LOW, _HIGH = GRADES[0], GRADES[-1]
 
 
 def _grade_indices(values: np.ndarray) -> np.ndarray:
-    """Validate finite grades in 0..4 and return them as ints."""
+    """Validate finite grades in -1..4 and return their category indices 0..5."""
     if values.size and (
-        np.any(values != np.round(values)) or np.any(values < 0) or np.any(values > _N_GRADES - 1)
+        np.any(values != np.round(values)) or np.any(values < _LOW) or np.any(values > _HIGH)
     ):
-        bad = values[(values != np.round(values)) | (values < 0) | (values > _N_GRADES - 1)]
-        raise ValueError(f"grades must be integers 0..{_N_GRADES - 1}, got {bad[:5].tolist()}")
-    return values.astype(np.intp)
+        bad = values[(values != np.round(values)) | (values < _LOW) | (values > _HIGH)]
+        raise ValueError(f"grades must be integers {_LOW}..{_HIGH}, got {bad[:5].tolist()}")
+    return (values - _LOW).astype(np.intp)
 
 
 def _value_counts(units) -> np.ndarray:
-    """(n_units, 5) matrix: how many raters gave grade g to unit u."""
+    """(n_units, 6) matrix: how many raters gave grade g (column g + 1) to unit u."""
     if isinstance(units, np.ndarray):
         arr = np.asarray(units, dtype=np.float64)
         if arr.ndim != 2:
@@ -74,7 +81,7 @@ def _value_counts(units) -> np.ndarray:
 
 
 def krippendorff_alpha_ordinal(units) -> tuple[float, int]:
-    """Krippendorff's alpha (ordinal metric, grades 0..4) and the number of pairable units.
+    """Krippendorff's alpha (ordinal metric, grades -1..4) and the number of pairable units.
 
     ``units`` is either a list with one entry per unit (a unit = one
     (query, document) pair), each entry being the list of grades it received
@@ -116,10 +123,10 @@ def krippendorff_alpha_ordinal(units) -> tuple[float, int]:
 
 
 def cohen_kappa_quadratic(a: Sequence[float], b: Sequence[float]) -> float:
-    """Quadratic-weighted Cohen's kappa between two raters over the same items (grades 0..4).
+    """Quadratic-weighted Cohen's kappa between two raters over the same items (grades -1..4).
 
     Equal to ``sklearn.metrics.cohen_kappa_score(a, b, weights="quadratic",
-    labels=[0, 1, 2, 3, 4])``.  Returns ``nan`` when undefined: no items, or
+    labels=[-1, 0, 1, 2, 3, 4])``.  Returns ``nan`` when undefined: no items, or
     both raters gave one and the same grade to every item.
     """
     a_arr = np.asarray(a, dtype=np.float64).ravel()

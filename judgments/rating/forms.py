@@ -2,11 +2,13 @@
 
 from django import forms
 
-from judgments.models import Grade, Pool, Query, SearchConfiguration
+from judgments.models import GRADE_CHOICES as GRADES
+from judgments.models import Pool, Query, SearchConfiguration
 
 from .queue import DEFAULT_DEPTH, MAX_DEPTH
 
-GRADE_CHOICES = [(g.value, f"{g.value} {g.label}") for g in Grade]
+# -1 (distractor) included: whether the pool accepts it is checked when it is saved (services).
+GRADE_CHOICES = [(value, f"{value} {label}") for value, label in GRADES]
 
 
 class GradeForm(forms.Form):
@@ -20,6 +22,11 @@ class GradeForm(forms.Form):
     )
     reason = forms.CharField(required=False, max_length=2000, strip=True)
     note = forms.CharField(required=False, max_length=2000, strip=True)
+
+    def __init__(self, *args, pool: Pool | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if pool is not None:  # the pool's grades: -1 only where the distractor grade is on
+            self.fields["grade"].choices = [(v, label) for v, label in GRADE_CHOICES if v in pool.grades]
 
     def clean(self):
         data = super().clean()
@@ -38,13 +45,13 @@ class MyJudgmentsFilter(forms.Form):
     query = forms.ModelChoiceField(queryset=Query.objects.none(), required=False, empty_label="All queries")
     grade = forms.ChoiceField(required=False)
 
-    def __init__(self, *args, queries=None, **kwargs):
+    def __init__(self, *args, queries=None, grades=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["query"].queryset = queries if queries is not None else Query.objects.none()
         self.fields["query"].label_from_instance = lambda q: f"{q.external_id}: {q.text[:50]}"
         self.fields["grade"].choices = [
             ("", "All grades"),
-            *[(str(v), label) for v, label in GRADE_CHOICES],
+            *[(str(v), label) for v, label in GRADE_CHOICES if grades is None or v in grades],
             (self.CANT, "Can't judge"),
         ]
 

@@ -18,7 +18,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
-from judgments.models import Judgment, Pair, Pool, Query
+from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query, distractor_refused
 
 from . import adjudication, grading, queue
 from .display import (
@@ -171,11 +171,14 @@ def _return_to(request: HttpRequest) -> str:
     return ""
 
 
-def _refusal(form: GradeForm) -> str:
+def _refusal(form: GradeForm, pool: Pool) -> str:
     """What was wrong with a grading post, for the page: nothing was saved."""
     if "grade" in form.errors:
         raw = form.data.get("grade", "")
-        return f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from 0 to 4."
+        text = f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from {pool.grades[0]} to 4."
+        if raw.strip() == str(DISTRACTOR) and not pool.distractors_enabled:
+            text += " " + distractor_refused(pool.name)
+        return text
     if "action" in form.errors:
         return "Nothing was saved: that answer could not be read."
     return "Nothing was saved: " + " ".join(e for errors in form.errors.values() for e in errors)
@@ -192,12 +195,12 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
             raise Http404("No such pair")
         return _render_grading(request, found, pair, url=request.path)
 
-    form = GradeForm(request.POST)
+    form = GradeForm(request.POST, pool=found)
     judged = Judgment.objects.filter(pair=pair, rater=request.user).exists()
     if not form.is_valid():
         if grading.may_view(pair, request.user):
             return _render_grading(
-                request, found, pair, url=request.path, form=form, status=400, notice=_refusal(form)
+                request, found, pair, url=request.path, form=form, status=400, notice=_refusal(form, found)
             )
         return _next(
             request,
@@ -248,7 +251,7 @@ def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
         .distinct()
         .order_by("external_id")
     )
-    filters = MyJudgmentsFilter(request.GET or None, queries=queries)
+    filters = MyJudgmentsFilter(request.GET or None, queries=queries, grades=found.grades)
     if filters.is_valid():
         if filters.cleaned_data["query"]:
             mine = mine.filter(pair__query=filters.cleaned_data["query"])
@@ -451,9 +454,13 @@ def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         messages.error(request, "Choose a final grade from 0 to 4, or clear it.")
     else:
         grade = form.cleaned_data["grade"]
-        services.set_final_grade(pair, grade, request.user)
-        label = f"{grade} ({found.grade_label(grade)})" if grade is not None else "cleared"
-        messages.success(request, f"Final grade of {pair}: {label}.")
+        try:
+            services.set_final_grade(pair, grade, request.user)
+        except services.JudgmentError as error:
+            messages.error(request, str(error))
+        else:
+            label = f"{grade} ({found.grade_label(grade)})" if grade is not None else "cleared"
+            messages.success(request, f"Final grade of {pair}: {label}.")
     page = request.POST.get("page", "")
     query = f"?page={int(page)}" if page.isdigit() else ""
     return redirect(f"{reverse('rating:disagreements', args=[found.name])}{query}#pair-{pair.pk}")

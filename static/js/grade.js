@@ -1,4 +1,5 @@
-// The grading page, keyboard first. Keys: 0–4 grade and go on, s skip, c can't judge (type why, Enter
+// The grading page, keyboard first. Keys: 0–4 grade and go on (d: -1, distractor, where the pool has
+// that grade), s skip, c can't judge (type why, Enter
 // saves, Esc cancels), u or Backspace back to the previous pair, n note, g guidelines, ? help.
 // Answers are posted with fetch and the server's next pair replaces the current one (no page reload).
 // Without JavaScript the same form posts normally and the server redirects to the next pair.
@@ -129,6 +130,13 @@
     if (key >= "0" && key <= "4" && key.length === 1) {
       event.preventDefault();
       submitWith(root.querySelector(`#grade-form button[name="grade"][value="${key}"]`));
+    } else if (key === "d") {
+      // Only pools with the distractor grade have its button; elsewhere the key does nothing.
+      const distractor = root.querySelector('#grade-form button[name="grade"][value="-1"]');
+      if (distractor) {
+        event.preventDefault();
+        submitWith(distractor);
+      }
     } else if (key === "s") {
       event.preventDefault();
       submitWith(root.querySelector("#skip-button"));

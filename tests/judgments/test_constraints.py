@@ -16,7 +16,7 @@ def pair(pool):
 
 
 def test_database_rejects_grade_of_5(pair, rater):
-    with pytest.raises(IntegrityError, match="grade_between_0_and_4"), transaction.atomic():
+    with pytest.raises(IntegrityError, match="grade_between_minus_1_and_4"), transaction.atomic():
         Judgment.objects.create(pair=pair, rater=rater, grade=5)
     assert not Judgment.objects.exists()
 

@@ -205,7 +205,7 @@ def scored(db, files):
 def test_export_scores_jsonl_rows_and_means(scored):
     rows = [json.loads(line) for line in run_command("export_scores", "--pool", "web").splitlines()]
     assert {row["flavor"] for row in rows} == {"exp"}
-    assert len(rows) == 2 * 3 * len(metrics.METRICS)  # 2 configurations x (q1, q2, all)
+    assert len(rows) == 2 * 3 * len(metrics.METRICS + metrics.UDCG)  # 2 configurations x (q1, q2, all)
     assert list(rows[0]) == ["configuration", "query", "flavor", "metric", "value", "judged"]
     by_key = {(r["configuration"], r["query"], r["metric"]): r for r in rows}
     # bm25's current run ranks d1 (2), d2 (0) for q1: ideal; q2: d4 unjudged, d3 (4) missed
@@ -244,7 +244,7 @@ def test_export_scores_csv_every_flavour(scored):
         "judged",
     }
     assert {row["flavor"] for row in rows} == set(metrics.FLAVOURS)
-    assert len(rows) == 4 * 2 * 3 * len(metrics.METRICS)
+    assert len(rows) == 4 * 2 * 3 * len(metrics.METRICS + metrics.UDCG)
     mrr = next(r for r in rows if r["metric"] == "mrr")
     assert mrr["judged"] == ""
     trec = next(

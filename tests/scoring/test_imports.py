@@ -96,7 +96,7 @@ def test_two_files_by_different_raters_keep_both_judgments(pool):
     assert Pair.objects.count() == 1
 
 
-@pytest.mark.parametrize("grade", [b"5", b"-1", b"2.5", b"two"])
+@pytest.mark.parametrize("grade", [b"5", b"-2", b"2.5", b"two"])
 def test_import_qrels_refuses_grades_outside_0_to_4_and_writes_nothing(pool, grade):
     with pytest.raises(FormatError) as error:
         import_qrels(pool, b"q1 0 d1 2\nq1 0 d2 1\nq5 0 d7 " + grade + b"\n", name="x.qrels")

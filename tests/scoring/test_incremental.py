@@ -8,12 +8,18 @@ import pytest
 from django.db import transaction
 
 from judgments import services as judgment_services
-from judgments.models import Document, Judgment, Pair, Pool, Query, SearchConfiguration
+from judgments.models import Document, Judgment, Pair, Pool, Query, Ranking, SearchConfiguration
 from judgments.signals import grades_changed
-from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, CellScore, QueryScore
+from scoring.models import JUDGED_FIELDS, METRIC_FIELDS, UDCG_FIELDS, CellScore, QueryScore
 from scoring.services import rescore_pool, rescore_queries
 
-VALUES = ("has_ranking", "has_relevant", *METRIC_FIELDS.values(), *JUDGED_FIELDS.values())
+VALUES = (
+    "has_ranking",
+    "has_relevant",
+    *METRIC_FIELDS.values(),
+    *JUDGED_FIELDS.values(),
+    *UDCG_FIELDS.values(),
+)
 
 
 def snapshot(pool) -> dict[tuple[int, int, str], tuple]:
@@ -97,6 +103,22 @@ def test_changing_one_grade_updates_only_that_query_and_equals_full_recompute(
     with django_capture_on_commit_callbacks(execute=True):
         judgment_services.record_judgment(judgment.pair, raters[0], grade=(judgment.grade + 2) % 5)
     assert_incremental_equals_full(busy_pool, before, {"q2"})
+
+
+def test_a_distractor_grade_changes_udcg_of_that_query_only_and_equals_full_recompute(
+    busy_pool, raters, django_capture_on_commit_callbacks
+):
+    judgment_services.set_distractors(busy_pool, True)
+    before = snapshot(busy_pool)
+    ranking = Ranking.objects.filter(query__pool=busy_pool, query__external_id="q3").order_by("pk").first()
+    docid = Document.objects.get(pk=ranking.doc_ids[0]).external_id  # first in some run's ranking
+    with django_capture_on_commit_callbacks(execute=True):
+        Judgment.objects.filter(pair__query=ranking.query, pair__document_id=ranking.doc_ids[0]).delete()
+        judge(busy_pool, raters[0], "q3", docid, -1)
+    full = assert_incremental_equals_full(busy_pool, before, {"q3"})
+    q3 = ranking.query_id
+    changed = [key for key in full if key[1] == q3 and full[key][-4:] != before[key][-4:]]
+    assert changed, "some run ranks the distractor in its top 100: its UDCG must have changed"
 
 
 def test_a_second_rater_makes_a_grade_fractional(busy_pool, raters, django_capture_on_commit_callbacks):

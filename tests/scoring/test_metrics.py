@@ -210,19 +210,21 @@ def test_drop_mrr_uses_condensed_rank():
 
 def test_negative_grade_is_unjudged():
     # trec_eval: a negative qrel means "in the pool but unjudged": no gain, not relevant,
-    # not counted as relevant, dropped under -J, and not judged for judged@k.
+    # not counted as relevant, dropped under -J. judged@k (not a trec_eval measure) counts it as
+    # judged: it is a distractor (the grade -1), which a rater did grade.
     qrels = {10: -1, 11: 2, 12: 1}
     zero = run([[10, 11, 12]], qrels, "exp")
     assert one(zero, "ndcg@3") == pytest.approx((3 / L2(3) + 1 / L2(4)) / (3 + 1 / L2(3)), abs=1e-12)
-    assert one(zero, "judged@3") == pytest.approx(2 / 3)
+    assert one(zero, "judged@3") == 1.0
     assert one(zero, "recall@3") == 1.0
     drop = run([[10, 11, 12]], qrels, "judged")
     assert one(drop, "ndcg@3") == pytest.approx(1.0, abs=1e-12)
     assert one(drop, "mrr") == 1.0
     # same as not being in the qrels at all
     other = run([[10, 11, 12]], {11: 2, 12: 1}, "exp")
-    for name in METRICS + JUDGED:
+    for name in METRICS:
         assert one(other, name) == one(zero, name)
+    assert one(other, "judged@3") == pytest.approx(2 / 3)
 
 
 def test_query_without_relevant_doc():
@@ -433,7 +435,9 @@ def test_large_keys(offset, lookup):
 def reference(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, flavour):
     """Obviously-correct per-ranking implementation of the definitions."""
     judged_by_query: dict[int, dict[int, float]] = {}
+    graded_by_query: dict[int, set[int]] = {}  # judged@k: a distractor (negative grade) was graded
     for q, d, g in zip(qrel_query.tolist(), qrel_doc.tolist(), qrel_grade.tolist()):
+        graded_by_query.setdefault(q, set()).add(d)
         if g >= 0:  # negative grade = in pool but unjudged (trec_eval)
             judged_by_query.setdefault(q, {})[d] = g
 
@@ -448,6 +452,7 @@ def reference(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, flavour):
     out = {name: [] for name in METRICS + JUDGED}
     for q, row in zip(rank_query.tolist(), rankings.tolist()):
         judged = judged_by_query.get(q, {})
+        graded = graded_by_query.get(q, set())
         docs = [d for d in row if d != -1]
         ranked = [d for d in docs if d in judged] if flavour.unjudged == "drop" else docs
         grades = [judged.get(d, 0.0) for d in ranked]
@@ -461,7 +466,7 @@ def reference(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, flavour):
             out[f"p@{k}"].append(rel_k / k)
             out[f"recall@{k}"].append(rel_k / num_rel if num_rel else 0.0)
             top = docs[:k]
-            out[f"judged@{k}"].append(sum(1 for d in top if d in judged) / len(top) if top else 0.0)
+            out[f"judged@{k}"].append(sum(1 for d in top if d in graded) / len(top) if top else 0.0)
         ranks = [i + 1 for i, g in enumerate(grades) if g >= 1]
         out["mrr"].append(1.0 / ranks[0] if ranks else 0.0)
         out["ap"].append(sum((j + 1) / r for j, r in enumerate(ranks)) / num_rel if num_rel else 0.0)

@@ -217,7 +217,7 @@ def test_configuration_means_lists_configurations_with_runs_by_name(
     assert (means[1].current.n_queries, means[1].current.n_unranked) == (2, 1)
     assert means[1].current.means["judged@3"] == pytest.approx(1 / 2)  # q1 only: d2 is unjudged
     assert means[0].current.means["judged@3"] == 1.0
-    assert set(means[0].current.means) == set(COLUMNS)
+    assert set(means[0].current.means) == set(COLUMNS) | {"udcg@3", "udcg@5", "udcg@10", "udcg@100"}
     with pytest.raises(ValueError, match="unknown flavour"):
         configuration_means(pool, "linear")
 
@@ -321,18 +321,19 @@ def test_combine_grades_matches_a_plain_python_reference(rule):
 
     import numpy as np
 
-    from scoring.grades import combine_grades
+    from scoring.grades import NO_GRADE, combine_grades
 
     rng = random.Random(rule)
     rows, expected = [], {}
     for pair in range(400):
         query, doc = rng.randint(1, 30), 1000 + pair
-        grades = [rng.randint(0, 4) for _ in range(rng.choice([0, 1, 1, 2, 3, 4, 5]))]
-        final = rng.choice([-1, -1, -1, rng.randint(0, 4)])
+        # -1 is the distractor grade: the lowest grade, an ordinary number to every rule.
+        grades = [rng.randint(-1, 4) for _ in range(rng.choice([0, 1, 1, 2, 3, 4, 5]))]
+        final = rng.choice([NO_GRADE, NO_GRADE, NO_GRADE, rng.randint(-1, 4)])
         rows += [(pair, query, doc, final, g) for g in grades] or (
-            [(pair, query, doc, final, -1)] if final >= 0 else []
+            [(pair, query, doc, final, NO_GRADE)] if final != NO_GRADE else []
         )
-        if final >= 0:
+        if final != NO_GRADE:
             expected[query, doc] = float(final)
         elif grades:
             counts = {g: grades.count(g) for g in grades}

@@ -218,3 +218,49 @@ def test_a_run_line_with_extra_fields_is_refused(db):
     )
     assert not Run.objects.exists()
     assert not Pool.objects.filter(name="trec").exists()
+
+
+def test_distractor_grades_stay_unjudged_for_trec_eval_and_count_against_in_udcg(db, tmp_path):
+    """The same qrels with its 304 grades -1 kept, in a pool that has the distractor grade: they are stored
+    as distractors, the "trec" and "judged" flavours still equal trec_eval and pytrec_eval on the file
+    (a negative grade is "in the pool but unjudged" there), and UDCG counts them against."""
+    from judgments.models import Judgment
+    from scoring import metrics
+
+    Pool.objects.create(name="trec", distractors_enabled=True)
+    run = load(tmp_path, "qrels.rel_level", "results.test")
+    assert Judgment.objects.filter(pair__pool__name="trec", grade=-1).count() == 304
+    trec = stored(run, "trec")
+    expected = {
+        key: value
+        for key, value in read_trec_eval_output("out.test.aql").items()
+        if key[0].startswith("ndcg")
+    }
+    assert_matches_printed(trec, expected)
+    qrels = DATA / "qrels.rel_level"
+    assert_matches_pytrec_eval(trec, pytrec_eval_scores(qrels, DATA / "results.test", judged_only=False))
+    assert_matches_pytrec_eval(
+        stored(run, "judged"), pytrec_eval_scores(qrels, DATA / "results.test", judged_only=True)
+    )
+    # UDCG@10 of each query from the file itself: +1 per relevant, -gamma per -1 among the top 10.
+    from judgments.models import Document, Ranking
+
+    grades = read_qrels(qrels)
+    names = dict(Document.objects.filter(pool__name="trec").values_list("pk", "external_id"))
+    ranked = {r.query.external_id: r.doc_ids for r in Ranking.objects.filter(run=run).select_related("query")}
+    udcg = {row.query.external_id: row.udcg_10 for row in QueryScore.objects.filter(run=run, flavor="exp")}
+    assert udcg
+    hit_a_distractor = False
+    for qid, value in udcg.items():
+        if qid not in ranked:
+            assert value == 0.0
+            continue
+        top = [names[pk] for pk in ranked[qid][:10]]
+        labels = [grades[qid].get(d) for d in top]
+        hit_a_distractor |= -1 in labels
+        expected_value = metrics.udcg_of_passages(
+            [g is not None and g >= 1 for g in labels],
+            [None if g is None else (1.0 if g >= 1 or g < 0 else 0.0) for g in labels],
+        )
+        assert value == pytest.approx(expected_value, abs=1e-12), qid
+    assert hit_a_distractor

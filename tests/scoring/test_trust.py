@@ -219,3 +219,29 @@ def test_trust_page_in_a_browser(browser_login, site_admin, judged):
     page.wait_for_load_state("networkidle")
     assert "to adjudication" in page.locator(".messages").inner_text()
     assert AdjudicationRequest.objects.exists()
+
+
+def test_with_distractors_the_confusion_matrix_grows_and_minus_1_is_the_lowest_grade(
+    client, site_admin, judged
+):
+    judgment_services.set_distractors(judged.pool, True)
+    humans = Judgment.objects.filter(pair__pool=judged.pool).exclude(rater=judged.user).order_by("pk")
+    Judgment.objects.filter(pk__in=[j.pk for j in humans[:12:2]]).update(grade=-1)
+    mine = Judgment.objects.filter(rater=judged.user).order_by("pk")
+    Judgment.objects.filter(pk__in=[j.pk for j in mine[:10:3]]).update(grade=-1)
+    result = trust.judge_trust(judged)
+    h, m, _, common = reference_arrays(judged)
+    assert (h == -1).any() and (m == -1).any()
+    labels = [-1, 0, 1, 2, 3, 4]
+    assert result.kappa == pytest.approx(cohen_kappa_score(h, m, weights="quadratic", labels=labels))
+    assert result.alpha == pytest.approx(
+        krippendorff.alpha(
+            reliability_data=np.vstack([h, m]).astype(float),
+            level_of_measurement="ordinal",
+            value_domain=labels,
+        )
+    )
+    assert result.confusion == confusion_matrix(h, m, labels=labels).tolist()
+    client.force_login(site_admin)
+    page = client.get("/pools/robust/judges/gpt-judge/trust/").content.decode()
+    assert '<th title="Distractor">-1</th>' in page

@@ -45,7 +45,9 @@ from .judgments import (  # noqa: F401
 )
 from .problems import (  # noqa: F401
     CANT_JUDGE,
+    DISTRACTOR,
     GRADES,
+    JUDGMENT_GRADES,
     MAX_CSV_QUERY_LENGTH,
     MAX_ID_LENGTH,
     MAX_PROBLEMS,
@@ -98,7 +100,9 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_URL_LENGTH",
     "MAX_CSV_QUERY_LENGTH",
+    "DISTRACTOR",
     "GRADES",
+    "JUDGMENT_GRADES",
     "CANT_JUDGE",
     "Problem",
     "FormatError",

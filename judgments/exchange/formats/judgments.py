@@ -10,7 +10,9 @@ from typing import Any
 from .problems import (
     _GRADE_STRINGS,
     CANT_JUDGE,
+    DISTRACTOR,
     GRADES,
+    JUDGMENT_GRADES,
     MAX_CSV_QUERY_LENGTH,
     RaterCell,
     Stream,
@@ -30,7 +32,9 @@ from .spreadsheet import csv_line, restore
 
 
 def _grade_cell(cell: str) -> int | None:
-    return _GRADE_STRINGS.get(cell.strip())
+    """A Quepid rating 0-4 (Quepid's scales start at 0: no distractor grade)."""
+    grade = _GRADE_STRINGS.get(cell.strip())
+    return None if grade == DISTRACTOR else grade
 
 
 @_gc_paused
@@ -83,7 +87,12 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
         grade = _grade_cell(rating)
         if grade is None:
             what = "empty" if not rating.strip() else _show(rating)
-            reader.add(lineno, "rating", f"rating must be an integer 0-4, got {what}")
+            hint = " (Quepid's CSV has no distractor grade: use the per-rater CSV or JSON lines)"
+            reader.add(
+                lineno,
+                "rating",
+                f"rating must be an integer 0-4, got {what}" + (hint if rating.strip() == "-1" else ""),
+            )
             ok = False
         if ok and not reader.twice(
             (query, docid), lineno, "docid", f"query {_show(query)} doc {docid} is rated twice"
@@ -106,7 +115,9 @@ def write_judgments_csv(rows: Iterable[JudgmentCsvRecord | tuple[str, str, int]]
             raise ValueError(f"query is longer than {MAX_CSV_QUERY_LENGTH} characters")
         _require_id(docid, "doc id")
         if isinstance(grade, bool) or grade not in GRADES:
-            raise ValueError(f"rating must be an integer 0-4, got {grade!r}")
+            raise ValueError(
+                f"rating must be an integer 0-4, got {grade!r} (Quepid's CSV has no distractor grade)"
+            )
         yield csv_line([query, docid, str(grade)])
 
 
@@ -119,8 +130,8 @@ def _rater_cell(value: Any) -> str:
         return ""
     if isinstance(value, str) and value.upper() == CANT_JUDGE:
         return CANT_JUDGE
-    if isinstance(value, bool) or value not in GRADES:
-        raise ValueError(f"a rater cell must be a grade 0-4, 'X' or None, got {value!r}")
+    if isinstance(value, bool) or value not in JUDGMENT_GRADES:
+        raise ValueError(f"a rater cell must be a grade -1 to 4, 'X' or None, got {value!r}")
     return str(value)
 
 
@@ -178,7 +189,11 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
             else:
                 grade = _GRADE_STRINGS.get(cell)
                 if grade is None:
-                    reader.add(lineno, rater, f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}")
+                    reader.add(
+                        lineno,
+                        rater,
+                        f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}",
+                    )
                     ok = False
                 grades[rater] = grade
         if ok and not reader.twice((qid, docid), lineno, "doc_id", f"query {qid} doc {docid} appears twice"):
@@ -280,7 +295,7 @@ def _judgment_from_obj(
     else:
         grade = obj["grade"]
         if grade is not None and (
-            isinstance(grade, bool) or not isinstance(grade, int) or grade not in GRADES
+            isinstance(grade, bool) or not isinstance(grade, int) or grade not in JUDGMENT_GRADES
         ):
             shown = (
                 json.dumps(grade, ensure_ascii=False)

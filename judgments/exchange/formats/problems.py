@@ -15,6 +15,10 @@ MAX_ID_LENGTH = 200
 MAX_URL_LENGTH = 2000
 MAX_CSV_QUERY_LENGTH = 10_000
 GRADES = (0, 1, 2, 3, 4)
+# The distractor grade (a pool setting): TREC qrels, the per-rater CSV and JSON lines carry it; Quepid's
+# CSV and RRE cannot (their scales start at 0).
+DISTRACTOR = -1
+JUDGMENT_GRADES = (DISTRACTOR, *GRADES)
 CANT_JUDGE = "X"
 """Cell value of the per-rater CSV for "can't judge"."""
 
@@ -146,7 +150,7 @@ _BAD_LINE_CHAR = re.compile(
     r"[\x00-\x08\x0a-\x1f\x7f-\xa0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]"
 )
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
-_GRADE_STRINGS = {str(g): g for g in GRADES}
+_GRADE_STRINGS = {str(g): g for g in JUDGMENT_GRADES}
 
 
 def _char_desc(s: str, m: re.Match) -> str:

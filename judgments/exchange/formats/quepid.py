@@ -80,7 +80,8 @@ def parse_rating(cell: str) -> tuple[int | None, str | None]:
         return None, f"rating must be a number 0-4, got {_show(text)}"
     value = Decimal(text)
     if value < 0 or value > max(GRADES):
-        return None, f"rating {text} is outside 0-4"
+        hint = " (Quepid's scale has no distractor grade)" if value == -1 else ""
+        return None, f"rating {text} is outside 0-4{hint}"
     if value != value.to_integral_value():
         return None, f"rating {text} is not a whole number (grades are the integers 0-4)"
     return int(value), None

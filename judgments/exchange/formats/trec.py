@@ -9,7 +9,7 @@ from typing import Any, Literal
 from .problems import (
     _BAD_ID_CHAR,
     _GRADE_STRINGS,
-    GRADES,
+    JUDGMENT_GRADES,
     MAX_ID_LENGTH,
     Stream,
     _format_number,
@@ -30,7 +30,8 @@ from .records import QrelRecord, RunColumns, RunFile
 def parse_grade_map(text: str) -> dict[int, int | None]:
     """Parse ``"-2:0,-1:skip"`` into ``{-2: 0, -1: None}`` (None: skip lines with that grade).
 
-    Sources are integers; targets are grades 0-4 or ``skip``. Raises ValueError with a clear message.
+    Sources are integers; targets are grades 0-4, -1 (the distractor grade) or ``skip``. Raises
+    ValueError with a clear message.
     """
     if not isinstance(text, str):
         raise ValueError(f"grade map must be a string, got {type(text).__name__}")
@@ -55,8 +56,10 @@ def parse_grade_map(text: str) -> dict[int, int | None]:
             result[src] = None
             continue
         dst = _parse_int(dst_s)
-        if dst is None or dst not in GRADES:
-            raise ValueError(f"grade map entry {n} {entry!r}: {dst_s!r} must be a grade 0-4 or 'skip'")
+        if dst is None or dst not in JUDGMENT_GRADES:
+            raise ValueError(
+                f"grade map entry {n} {entry!r}: {dst_s!r} must be a grade 0-4 or 'skip' (or -1, a distractor)"
+            )
         result[src] = dst
     return result
 
@@ -66,8 +69,10 @@ def _check_grade_map(grade_map: Mapping[int, int | None]) -> dict[int, int | Non
     for src, dst in grade_map.items():
         if isinstance(src, bool) or not isinstance(src, int):
             raise ValueError(f"grade map keys must be integers, got {src!r}")
-        if dst is not None and (isinstance(dst, bool) or dst not in GRADES):
-            raise ValueError(f"grade map value for {src} must be a grade 0-4 or None (skip), got {dst!r}")
+        if dst is not None and (isinstance(dst, bool) or dst not in JUDGMENT_GRADES):
+            raise ValueError(
+                f"grade map value for {src} must be a grade 0-4 or None (skip), or -1, got {dst!r}"
+            )
         checked[src] = dst
     return checked
 
@@ -80,8 +85,9 @@ def _check_grade_map(grade_map: Mapping[int, int | None]) -> dict[int, int | Non
 def parse_qrels(
     stream: Stream, name: str = "<file>", *, grade_map: Mapping[int, int | None] | None = None
 ) -> list[QrelRecord]:
-    """TREC qrels ``qid iter docid grade``. Grades must be integers 0-4 unless ``grade_map`` maps them
-    (a None target skips the line). A (qid, docid) twice is a problem."""
+    """TREC qrels ``qid iter docid grade``. Grades must be integers 0-4, or -1 (a distractor: whether the
+    pool accepts it is the importer's business), unless ``grade_map`` maps them (a None target skips the
+    line). A (qid, docid) twice is a problem."""
     gmap = _check_grade_map(grade_map) if grade_map else {}
     reader = _Reader(name)
     records: list[QrelRecord] = reader.records
@@ -105,11 +111,15 @@ def parse_qrels(
             if value is not None and value in gmap:
                 grade = gmap[value]
                 skip = grade is None
-            elif value is not None and value in GRADES:
+            elif value is not None and value in JUDGMENT_GRADES:
                 grade = value
             else:
                 hint = "" if gmap else " (a grade map can translate other grades)"
-                reader.add(lineno, "grade", f"grade must be an integer 0-4, got {_show(grade_s)}{hint}")
+                reader.add(
+                    lineno,
+                    "grade",
+                    f"grade must be an integer 0-4, got {_show(grade_s)}{hint}",
+                )
                 ok = False
         if ok:
             key = (qid, docid)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from django.db import DatabaseError, transaction
 
-from judgments.exchange.formats import FormatError, Problem
+from judgments.exchange.formats import DISTRACTOR, MAX_PROBLEMS, FormatError, Problem
+from judgments.models import distractor_refused
 
 T = TypeVar("T")
 
@@ -26,6 +27,16 @@ def dry_run(import_function: Callable[..., T], *args, **kwargs) -> T:
             raise _Rollback(import_function(*args, **kwargs))
     except _Rollback as done:
         return done.result
+
+
+def refuse_distractors(pool, name: str, grades: Iterable[tuple[int, int | None]]) -> None:
+    """FormatError naming the lines (line, grade) that grade -1 when `pool` has no distractor grade."""
+    if pool.distractors_enabled:
+        return
+    lines = [line for line, grade in grades if grade == DISTRACTOR]
+    if lines:
+        message = distractor_refused(pool.name) + " (or map it: --map-grades=-1:0, or -1:skip)"
+        raise FormatError(name, [Problem(line, "grade", message) for line in lines[:MAX_PROBLEMS]])
 
 
 def database_refused(name: str, exc: DatabaseError) -> FormatError:

@@ -36,7 +36,7 @@ from django.utils import timezone
 from judgments import services
 from judgments.exchange import formats
 from judgments.exchange.formats import MAX_PROBLEMS, FormatError, Problem
-from judgments.models import Document, Pair, Pool, Query
+from judgments.models import Document, Pair, Pool, Query, distractor_refused
 from judgments.signals import grades_changed
 
 from .checks import database_refused
@@ -78,10 +78,12 @@ class _Problems:
 
 
 def pool_grades(pool: Pool) -> set[int]:
-    """The grades of the pool's scale (0-4 unless the pool's scale lists fewer)."""
+    """The grades of the pool's scale (0-4 unless the pool's scale lists fewer), and -1 (the
+    distractor grade) when the pool enables it."""
     grades = {e.get("grade") for e in pool.grade_scale if isinstance(e, dict)}
     grades = {g for g in grades if isinstance(g, int) and not isinstance(g, bool) and 0 <= g <= 4}
-    return grades or set(formats.GRADES)
+    grades = grades or set(formats.GRADES)
+    return grades | {formats.DISTRACTOR} if pool.distractors_enabled else grades
 
 
 def csv_rater_username(name: str) -> str:
@@ -239,7 +241,9 @@ def _check(rows: list[_Row], pool: Pool, problems: _Problems, *, usernames: bool
     scale = pool_grades(pool)
     shown = ", ".join(str(g) for g in sorted(scale))
     for row in rows:
-        if row.grade is not None and row.grade not in scale:
+        if row.grade == formats.DISTRACTOR and not pool.distractors_enabled:
+            problems.add(row.line, "grade", distractor_refused(pool.name))
+        elif row.grade is not None and row.grade not in scale:
             problems.add(
                 row.line, "grade", f"grade {row.grade} is outside the scale of pool {pool.name} ({shown})"
             )

@@ -28,6 +28,7 @@ from judgments.models import Document, Pool, Query, Run, SearchConfiguration
 from judgments.signals import grades_changed
 
 from . import fastrun, qrels_table
+from .checks import refuse_distractors
 
 QRELS_RATER_PREFIX = "qrels:"
 ANALYZE_AFTER = 20_000  # judgments in one file
@@ -137,15 +138,17 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
 
     rater: a user; default the non-login account "qrels:<file name>" (see file_rater). Importing the
     same file again by the same rater updates the grades that changed. grade_map: {file grade: grade
-    0-4 or None to skip the line}, or its text form "-2:0,-1:skip"; without it, grades other than 0-4
-    are problems. Unknown queries and documents are created. actor: who is recorded in the judgment
+    0-4, -1 or None to skip the line}, or its text form "-2:0,-1:skip"; without it, grades other than
+    0-4 are problems, and so is -1 (the distractor grade) unless the pool enables it. Unknown queries and documents are created. actor: who is recorded in the judgment
     history as having made the change (default the rater).
     """
     gmap = _grade_map(grade_map, name)
     data, stream = fastrun.as_bytes(stream)
     table = qrels_table.read_common(data) if data is not None and not gmap else None
     if table is None:  # any other shape, or a problem: the general parser names it
-        table = qrels_table.QrelsTable.from_records(parse_qrels(stream, name, grade_map=gmap))
+        records = parse_qrels(stream, name, grade_map=gmap)
+        refuse_distractors(pool, name, ((r.line, r.grade) for r in records))
+        table = qrels_table.QrelsTable.from_records(records)
     del data, stream
     read = len(table)
     with transaction.atomic():

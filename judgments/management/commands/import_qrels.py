@@ -10,7 +10,8 @@ from judgments.exchange.imports import import_qrels
 class Command(ExchangeCommand):
     help = (
         "Import TREC qrels 'qid iter docid grade' into a pool (created if missing) as one rater's judgments. "
-        "Grades must be 0-4 unless --map-grades maps the others. All or nothing."
+        "Grades must be 0-4, or -1 (a distractor) in a pool with the distractor grade, unless --map-grades "
+        "maps the others. All or nothing."
     )
 
     def add_arguments(self, parser):
@@ -23,7 +24,7 @@ class Command(ExchangeCommand):
         parser.add_argument(
             "--map-grades",
             metavar="SPEC",
-            help="translate grades, e.g. --map-grades=-2:0,-1:skip (a target is a grade 0-4 or 'skip'; "
+            help="translate grades, e.g. --map-grades=-2:0,-1:skip (a target is a grade 0-4, -1 or 'skip'; "
             "write it with '=' when it starts with '-')",
         )
         parser.add_argument("file", help="qrels file, or - for stdin")

@@ -231,7 +231,7 @@ def test_parse_qrels_basic_with_comments_and_blank_lines():
     ]
 
 
-@pytest.mark.parametrize("grade", ["7", "5", "-1", "1.5", "x", "", "1_0", "٣", "+-1", "1e0"])
+@pytest.mark.parametrize("grade", ["7", "5", "-2", "1.5", "x", "", "1_0", "٣", "+-1", "1e0"])
 def test_qrels_bad_grades(grade):
     data = lines("q1 0 d0 1", f"q1 0 d1 {grade}".rstrip(), "q1 0 d2 2")
     expected_field = "line" if grade == "" else "grade"
@@ -245,12 +245,17 @@ def test_qrels_grade_7_message():
 
 
 def test_qrels_negative_grade_with_and_without_grade_map():
+    # -1 is read (the distractor grade: whether the pool takes it is the importer's business); -2 is not.
     data = lines("q1 0 d1 -1", "q1 0 d2 -2", "q1 0 d3 2")
-    assert where(F.parse_qrels, data) == [(1, "grade"), (2, "grade")]
+    assert where(F.parse_qrels, data) == [(2, "grade")]
     gm = F.parse_grade_map("-2:0,-1:skip")
     assert F.parse_qrels(data, grade_map=gm) == [QrelRecord(2, "q1", "d2", 0), QrelRecord(3, "q1", "d3", 2)]
     # a map only covers what it names
     assert where(F.parse_qrels, data, grade_map={-1: None}) == [(2, "grade")]
+    assert F.parse_qrels(data, grade_map={-2: -1})[:2] == [
+        QrelRecord(1, "q1", "d1", -1),
+        QrelRecord(2, "q1", "d2", -1),
+    ]
 
 
 def test_qrels_grade_map_can_remap_valid_grades():
@@ -309,7 +314,8 @@ def test_qrels_trec_eval_test_files():
     assert "CR#93E-1860" in {r.doc_id for r in with_comments}
     assert len(F.parse_qrels((TESTDATA / "qrels.comment.test").read_bytes())) == 5890
     level = (TESTDATA / "qrels.rel_level").read_bytes()
-    found = problems(F.parse_qrels, level)
+    assert sum(r.grade == -1 for r in F.parse_qrels(level)) == 304  # read as distractors
+    found = problems(F.parse_qrels, level.replace(b" -1\n", b" -2\n"))
     assert len(found) == MAX_PROBLEMS + 1 and "254 more" in found[-1].message
     kept = F.parse_qrels(level, grade_map=F.parse_grade_map("-1:skip"))
     assert len(kept) == 3681 - 304
@@ -786,7 +792,7 @@ def test_parse_rater_csv():
     "row, field",
     [
         ("q1,d2,7,1", "ann"),
-        ("q1,d2,1,-1", "bob"),
+        ("q1,d2,1,-2", "bob"),
         ("q1,d2,1,can't", "bob"),
         ("q1,d2,1", "line"),
         ("q1,d2,1,2,3", "line"),
@@ -883,7 +889,7 @@ BASE = '"query_id": "q", "doc_id": "d", "rater": "r"'
         ("{" + BASE + ', "grade": null, "cant_judge": true}', ["reason"]),
         ("{" + BASE + ', "grade": null, "cant_judge": true, "reason": "  "}', ["reason"]),
         ("{" + BASE + ', "grade": 5}', ["grade"]),
-        ("{" + BASE + ', "grade": -1}', ["grade"]),
+        ("{" + BASE + ', "grade": -2}', ["grade"]),
         ("{" + BASE + ', "grade": 2.5}', ["grade"]),
         ("{" + BASE + ', "grade": 2.0}', ["grade"]),
         ("{" + BASE + ', "grade": true}', ["grade"]),

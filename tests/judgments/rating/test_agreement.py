@@ -219,3 +219,40 @@ def test_pairwise_kappas_min_common_and_perfect():
     }
     assert pairwise_kappas(ratings) == [(1, 2, 1.0, 3)]
     assert pairwise_kappas({}) == []
+
+
+# ---------------------------------------------------------------------------
+# The distractor grade: -1, an ordinal category below 0
+# ---------------------------------------------------------------------------
+
+WITH_DISTRACTOR = [-1, 0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_minus_1_is_the_category_below_0_for_kappa_and_alpha(seed):
+    rng = np.random.default_rng(seed)
+    data = np.clip(_random_pool(rng, 40, 3, 0.2, True) - (rng.random((40, 3)) < 0.2), -1, 4)
+    data[0, :2] = [-1, -1]  # always some distractors, one agreed on
+    data[1, :2] = [-1, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = krippendorff.alpha(
+            reliability_data=data.T, level_of_measurement="ordinal", value_domain=WITH_DISTRACTOR
+        )
+    assert _nan_equal(krippendorff_alpha_ordinal(data)[0], expected)
+    both = ~np.isnan(data[:, 0]) & ~np.isnan(data[:, 1])
+    a, b = data[both, 0], data[both, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = cohen_kappa_score(a, b, weights="quadratic", labels=WITH_DISTRACTOR)
+    assert _nan_equal(cohen_kappa_quadratic(a, b), reference)
+
+
+def test_a_scale_without_distractors_gets_the_figures_of_the_plain_0_to_4_scale():
+    a, b = [0, 1, 2, 3, 4, 2, 1], [0, 2, 2, 4, 3, 1, 1]
+    assert cohen_kappa_quadratic(a, b) == pytest.approx(_reference_kappa(a, b))
+    units = [[0, 1], [2, 2, 3], [4, 3], [1, 1]]
+    padded = [u + [np.nan] * (3 - len(u)) for u in units]
+    assert krippendorff_alpha_ordinal(units)[0] == pytest.approx(_reference_alpha(padded))
+    with pytest.raises(ValueError, match="-1..4"):
+        cohen_kappa_quadratic([-2], [0])
