@@ -316,7 +316,7 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
         return _close(job, Status.FAILED, "The pool has no query to send; nothing was stored.")
     texts = [(qid, text) for qid, text, _ in queries if text.strip()]
     no_text = [qid for qid, text, _ in queries if not text.strip()]
-    writer = storing.RunWriter(configuration, {qid: pk for qid, _, pk in queries})
+    writer = storing.RunWriter(configuration, {qid: pk for qid, _, pk in queries}, checked=True)
     try:
         return _capture_and_store(job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer)
     finally:

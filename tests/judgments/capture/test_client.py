@@ -372,3 +372,79 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="concurrency"):
         capture(spec, [("q1", "a")], concurrency=0)
     assert capture(spec, []).ok
+
+
+def test_the_environments_http_proxy_carries_the_requests(httpserver, monkeypatch):
+    """The proxy (here the test server) receives each request in absolute form, with the engine's Host and
+    the proxy's credentials; the engine's name is never resolved by us."""
+    for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", httpserver.url_for("/").replace("http://", "http://pu:p%40ss@"))
+    httpserver.expect_request("/docs/_search", method="POST").respond_with_json(es_answer([("d1", 1.0)]))
+    spec = EndpointSpec("elasticsearch", "http://engine.invalid:9200/docs/_search")
+    result = capture(spec, [("q1", "x")])
+    assert result.ok and result.results[0].hits == [("d1", 1.0)]
+    (request,) = _requests(httpserver)
+    assert request.headers["Host"] == "engine.invalid:9200"
+    assert request.headers["Proxy-Authorization"] == "Basic " + base64.b64encode(b"pu:p@ss").decode()
+
+
+def test_a_proxy_other_than_http_is_refused_before_sending(monkeypatch):
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.setenv("https_proxy", "socks5://127.0.0.1:1080")
+    spec = EndpointSpec("elasticsearch", "https://engine.invalid/docs/_search")
+    with pytest.raises(EndpointError, match="not an http:// proxy"):
+        capture(spec, [("q1", "x")])
+
+
+def test_a_non_ascii_url_is_sent_percent_encoded(httpserver):
+    httpserver.expect_request("/índice/_search", method="POST").respond_with_json(es_answer([("d1", 1.0)]))
+    spec = EndpointSpec("elasticsearch", httpserver.url_for("/índice/_search"))
+    result = capture(spec, [("q1", "x")])
+    assert result.ok, result.failures
+
+
+def test_a_kept_alive_connection_the_engine_closed_is_replaced_without_a_retry():
+    """An engine that closes each connection after one answer, without saying so (as an idle timeout
+    does): the next query goes out again on a new connection, not counted as a failed attempt."""
+    body = json.dumps(es_answer([("d1", 1.0)])).encode()
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(body),
+        body,
+    )
+    connections = []
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            connections.append(conn)
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, rest = data.partition(b"\r\n\r\n")
+                length = int(
+                    next(
+                        v
+                        for k, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
+                        if k.lower() == b"content-length"
+                    )
+                )
+                while len(rest) < length:
+                    rest += conn.recv(65536)
+                conn.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    port = server.getsockname()[1]
+    spec = EndpointSpec("elasticsearch", f"http://127.0.0.1:{port}/docs/_search")
+    try:
+        result = capture(spec, [("q1", "x"), ("q2", "y"), ("q3", "z")], concurrency=1, **FAST)
+    finally:
+        server.close()
+    assert result.ok and [r.attempts for r in result.results] == [1, 1, 1]
+    assert len(connections) == 3
