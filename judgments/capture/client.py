@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import functools
 import http.client
 import math
 import platform
@@ -173,6 +174,13 @@ def _ascii_url(url: str) -> tuple[str, str, int, str]:
     return parts.scheme, host, port, target
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """Certificates and host names verified against certifi's bundle; made once (loading the bundle
+    takes milliseconds, and try-a-query captures one query at a time)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 class _Origin:
     """How to reach the endpoint's origin: directly or through the environment's HTTP proxy, TLS
     verified. `connect()` opens a connection (one per worker thread); `target()` is the request target
@@ -184,7 +192,7 @@ class _Origin:
         default = 443 if self.scheme == "https" else 80
         netloc_host = f"[{self.host}]" if ":" in self.host else self.host
         self.netloc = netloc_host if self.port == default else f"{netloc_host}:{self.port}"
-        self.context = ssl.create_default_context(cafile=certifi.where()) if self.scheme == "https" else None
+        self.context = _tls_context() if self.scheme == "https" else None
         self.proxy: tuple[str, int] | None = None
         self.proxy_headers: dict[str, str] = {}
         proxy = None

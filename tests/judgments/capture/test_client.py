@@ -448,3 +448,69 @@ def test_a_kept_alive_connection_the_engine_closed_is_replaced_without_a_retry()
         server.close()
     assert result.ok and [r.attempts for r in result.results] == [1, 1, 1]
     assert len(connections) == 3
+
+
+def _self_signed(tmp_path):
+    """A certificate for 127.0.0.1 that no authority signed (cryptography), written as PEM files."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return tmp_path / "cert.pem", tmp_path / "key.pem"
+
+
+def test_an_engine_whose_tls_certificate_no_authority_signed_is_refused_not_retried(tmp_path):
+    import ssl
+
+    cert, key = _self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server = socket.create_server(("127.0.0.1", 0))
+    handshakes = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            handshakes.append(conn)
+            try:
+                context.wrap_socket(conn, server_side=True).close()
+            except (ssl.SSLError, OSError):
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    spec = EndpointSpec("elasticsearch", f"https://127.0.0.1:{server.getsockname()[1]}/docs/_search")
+    try:
+        result = capture(spec, [("q1", "x")], retries=2, **FAST)
+    finally:
+        server.close()
+    (failed,) = result.failures
+    assert failed.error.startswith("could not connect to the engine: TLS certificate rejected: ")
+    assert "self-signed" in failed.error and failed.attempts == 1 and len(handshakes) == 1
