@@ -137,8 +137,8 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def _transport_error(exc: Exception, phase: str, timeout: float) -> EngineError:
-    """A failure of the connection (not of the engine's answer) as a query's error; all are retryable
-    but a certificate the engine's name does not match, or a refused proxy."""
+    """A failure of the connection (not of the engine's answer) as a query's error, named after the
+    `phase` it happened in; retryable, but for a certificate that fails verification."""
     if isinstance(exc, TimeoutError):  # socket.timeout is TimeoutError
         return EngineError(f"timed out after {timeout:g} s {phase}", retryable=True)
     if isinstance(exc, ssl.SSLCertVerificationError):
@@ -165,7 +165,10 @@ def _ascii_url(url: str) -> tuple[str, str, int, str]:
     try:
         host.encode("ascii")
     except UnicodeEncodeError:
-        host = host.encode("idna").decode("ascii")
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise EndpointError(f"the host name {host!r} cannot be written in ASCII (IDNA): {exc}") from None
     port = parts.port or (443 if parts.scheme == "https" else 80)
     safe = "/%:@!$&'()*+,;=?~-._"
     target = urllib.parse.quote(parts.path or "/", safe=safe)

@@ -18,8 +18,9 @@ Then, in one run, --rounds times in turn:
   scored.
 Printed per round: both rates and their ratio (the two measured back to back, so a change of the
 machine's load between rounds moves both); then the median of the rounds' ratios (target >= 0.8x), the
-best of each rate, our time split into the capture and what follows it (storing + scoring), and the
-load average.
+best of each rate, our time split into the capture and what follows it (storing + scoring), the CPU
+time this process spent per query on each side (what decides the ratio when the engine and we share a
+saturated CPU), and the load average.
 """
 
 from __future__ import annotations
@@ -95,14 +96,21 @@ class Command(BaseCommand):
                 label = f"latency {latency_ms:g} ms" if latency_ms else "no added latency"
                 self._say(f"engine: demo BM25 at {url} ({label}); depth {depth}, concurrency {concurrency}")
                 engine_rates, parsing_rates, ours = [], [], []
+                cpu = {"minimal": [], "parsing": [], "ours": []}  # this process's CPU ms per query
                 for round_ in range(1, rounds + 1):
+                    tick = time.process_time()
                     rate = self._minimal_client(url, bodies, concurrency)
+                    cpu["minimal"].append((time.process_time() - tick) * 1000 / len(bodies))
                     engine_rates.append(rate)
                     self._say(f"round {round_}: engine, minimal client   {rate:8.0f} requests/s")
+                    tick = time.process_time()
                     rate = self._minimal_client(url, bodies, concurrency, parse=spec.parse, depth=depth)
+                    cpu["parsing"].append((time.process_time() - tick) * 1000 / len(bodies))
                     parsing_rates.append(rate)
                     self._say(f"round {round_}: minimal client + parsing {rate:8.0f} requests/s")
+                    tick = time.process_time()
                     result = self._capture(configuration, depth, concurrency, len(texts))
+                    cpu["ours"].append((time.process_time() - tick) * 1000 / len(texts))
                     result["ratio"] = result["rate"] / engine_rates[-1]
                     ours.append(result)
                     self._say(
@@ -142,6 +150,10 @@ class Command(BaseCommand):
                   f"scoring {best['store_s']:.2f} s")  # fmt: skip
         self._say(f"  for reference: the minimal client reading every answer as we do (json + hits): "
                   f"{max(parsing_rates):.0f} requests/s ({max(parsing_rates) / best_engine:.2f}x)")  # fmt: skip
+        med = {k: statistics.median(v) for k, v in cpu.items()}
+        self._say(f"  CPU of this process per query (median; PostgreSQL's not counted): minimal client "
+                  f"{med['minimal']:.3f} ms, + parsing {med['parsing']:.3f} ms, our capture stored and scored "
+                  f"{med['ours']:.3f} ms")  # fmt: skip
 
     # --- setup -------------------------------------------------------------------------------------------
 
