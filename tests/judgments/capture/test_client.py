@@ -3,6 +3,7 @@ engines document: what the engine receives, retries, Retry-After, timeouts, erro
 
 import base64
 import json
+import re
 import socket
 import threading
 import time
@@ -405,16 +406,11 @@ def test_a_non_ascii_url_is_sent_percent_encoded(httpserver):
     assert result.ok, result.failures
 
 
-def test_a_kept_alive_connection_the_engine_closed_is_replaced_without_a_retry():
-    """An engine that closes each connection after one answer, without saying so (as an idle timeout
-    does): the next query goes out again on a new connection, not counted as a failed attempt."""
-    body = json.dumps(es_answer([("d1", 1.0)])).encode()
-    answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
-        len(body),
-        body,
-    )
-    connections = []
+def _socket_server(handle):
+    """A TCP server on 127.0.0.1 calling `handle(conn)` for each connection in a thread; (the listening
+    socket, the connections accepted so far)."""
     server = socket.create_server(("127.0.0.1", 0))
+    connections = []
 
     def serve():
         while True:
@@ -423,23 +419,33 @@ def test_a_kept_alive_connection_the_engine_closed_is_replaced_without_a_retry()
             except OSError:
                 return
             connections.append(conn)
-            with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += conn.recv(65536)
-                head, _, rest = data.partition(b"\r\n\r\n")
-                length = int(
-                    next(
-                        v
-                        for k, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
-                        if k.lower() == b"content-length"
-                    )
-                )
-                while len(rest) < length:
-                    rest += conn.recv(65536)
-                conn.sendall(answer)
+            handle(conn)
 
     threading.Thread(target=serve, daemon=True).start()
+    return server, connections
+
+
+def test_a_kept_alive_connection_the_engine_closed_is_replaced_without_a_retry():
+    """An engine that closes each connection after one answer, without saying so (as an idle timeout
+    does): the next query goes out again on a new connection, not counted as a failed attempt."""
+    body = json.dumps(es_answer([("d1", 1.0)])).encode()
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(body),
+        body,
+    )
+
+    def answer_once(conn):
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, rest = data.partition(b"\r\n\r\n")
+            length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
+            while len(rest) < length:
+                rest += conn.recv(65536)
+            conn.sendall(answer)
+
+    server, connections = _socket_server(answer_once)
     port = server.getsockname()[1]
     spec = EndpointSpec("elasticsearch", f"http://127.0.0.1:{port}/docs/_search")
     try:
@@ -490,22 +496,14 @@ def test_an_engine_whose_tls_certificate_no_authority_signed_is_refused_not_retr
     cert, key = _self_signed(tmp_path)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
-    server = socket.create_server(("127.0.0.1", 0))
-    handshakes = []
 
-    def serve():
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            handshakes.append(conn)
-            try:
-                context.wrap_socket(conn, server_side=True).close()
-            except (ssl.SSLError, OSError):
-                conn.close()
+    def handshake(conn):
+        try:
+            context.wrap_socket(conn, server_side=True).close()
+        except (ssl.SSLError, OSError):
+            conn.close()
 
-    threading.Thread(target=serve, daemon=True).start()
+    server, handshakes = _socket_server(handshake)
     spec = EndpointSpec("elasticsearch", f"https://127.0.0.1:{server.getsockname()[1]}/docs/_search")
     try:
         result = capture(spec, [("q1", "x")], retries=2, **FAST)
