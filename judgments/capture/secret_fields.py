@@ -78,28 +78,44 @@ class EncryptedTextField(models.TextField):
         value = super().get_prep_value(value)
         return encrypt(value) if isinstance(value, str) else value
 
+    def to_python(self, value):  # a fixture (loaddata) holds the token that value_to_string wrote
+        return decrypt(value) if isinstance(value, str) else value
+
+    def value_to_string(self, obj):  # dumpdata writes the token, never the secret
+        return encrypt(self.value_from_object(obj) or "")
+
 
 class SecretHeadersField(models.JSONField):
     """[[name, value], ...] with the values of credential-like headers stored encrypted."""
 
     def from_db_value(self, value, expression, connection):
-        headers = super().from_db_value(value, expression, connection)
-        if not isinstance(headers, list):
-            return headers
-        return [
-            [item[0], decrypt(item[1])] if _pair(item) and isinstance(item[1], str) else item
-            for item in headers
-        ]
+        return _decrypted_headers(super().from_db_value(value, expression, connection))
 
     def get_prep_value(self, value):
-        if isinstance(value, list | tuple):
-            value = [
-                [str(item[0]), encrypt(str(item[1]))]
-                if _pair(item) and is_sensitive_header(str(item[0]))
-                else item
-                for item in value
-            ]
-        return super().get_prep_value(value)
+        return super().get_prep_value(_encrypted_headers(value))
+
+    def to_python(self, value):  # a fixture (loaddata) holds tokens, as value_to_string wrote them
+        return _decrypted_headers(value)
+
+    def value_to_string(self, obj):  # dumpdata writes tokens, never the secrets
+        return _encrypted_headers(self.value_from_object(obj))
+
+
+def _encrypted_headers(value):
+    if not isinstance(value, list | tuple):
+        return value
+    return [
+        [str(item[0]), encrypt(str(item[1]))] if _pair(item) and is_sensitive_header(str(item[0])) else item
+        for item in value
+    ]
+
+
+def _decrypted_headers(value):
+    if not isinstance(value, list):
+        return value
+    return [
+        [item[0], decrypt(item[1])] if _pair(item) and isinstance(item[1], str) else item for item in value
+    ]
 
 
 def _pair(item) -> bool:

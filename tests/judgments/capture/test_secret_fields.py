@@ -90,3 +90,18 @@ def test_the_migration_encrypts_secrets_stored_before_it(configuration):
     secret, headers = _raw(endpoint)
     assert secret.startswith(PREFIX) and HEADER_KEY not in headers
     assert SearchEndpoint.objects.get(pk=endpoint.pk).headers == [["X-Api-Key", HEADER_KEY]]
+
+
+def test_dumpdata_writes_tokens_and_loaddata_reads_them_back(configuration, tmp_path):
+    from django.core.management import call_command
+
+    endpoint = _endpoint(configuration)
+    fixture = tmp_path / "endpoints.json"
+    call_command("dumpdata", "judgments.searchendpoint", output=str(fixture))
+    text = fixture.read_text()
+    assert SECRET not in text and HEADER_KEY not in text and PREFIX in text
+    SearchEndpoint.objects.filter(pk=endpoint.pk).update(auth_secret="", headers=[])
+    call_command("loaddata", str(fixture), verbosity=0)
+    loaded = SearchEndpoint.objects.get(pk=endpoint.pk)
+    assert loaded.auth_secret == SECRET and loaded.headers[0] == ["X-Api-Key", HEADER_KEY]
+    assert _raw(loaded)[0].startswith(PREFIX)
