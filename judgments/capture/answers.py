@@ -22,6 +22,7 @@ from typing import Any
 
 import jmespath
 import jmespath.exceptions
+import orjson
 
 MAX_ID_LENGTH = 200  # judgments.models.EXTERNAL_ID_MAX
 # The characters the project's id rules reject (judgments/exchange/formats/problems.py).
@@ -214,6 +215,13 @@ def _get(data: Any, *keys: str) -> Any:
 
 
 def _decode(body: bytes) -> tuple[Any, str | None]:
+    """The answer's JSON, or why it is none. orjson first (a third of json's time on a hundred hits); what
+    it refuses goes to json, which reads what engines may write beyond strict JSON (NaN, integers past 64
+    bits, lone surrogates) and words its errors with line and column."""
+    try:
+        return orjson.loads(body), None
+    except orjson.JSONDecodeError:
+        pass
     if not body.strip():
         return None, "the answer is empty"
     try:

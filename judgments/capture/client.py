@@ -8,19 +8,22 @@ secret's environment variable is unset), before sending anything.
 
 Why threads and not asyncio: callers are synchronous (a management command, the task worker, a view),
 the Django ORM is synchronous, and the concurrency is small (8 by default, tens at most). A few worker
-threads sharing one httpx transport (thread-safe, one keep-alive pool) spend their time in socket calls
+threads, each with its own keep-alive connection, spend their time in socket calls
 that release the GIL, so they are as fast as an event loop here, work from any context (no "event loop
 already running" inside Playwright-driven tests or async views), and the progress callback runs in the
 caller's own thread (where its database connection lives): workers hand results to the caller's thread
 through a queue.
 
-Why httpx's connection pool (httpcore) and not `httpx.Client`: against a fast local engine the client's
-CPU time per request decides whether the engine or we are the bottleneck (tests/bench/bench_capture.py).
-`httpx.Client` costs ~0.5 ms a request in its layers (cookies, URL merging, redirects, auth), and even
-`httpx.HTTPTransport.handle_request` ~0.25 ms more than the pool beneath it (its Request and Response
-models, header normalisation, stream wrappers). So `httpx.HTTPTransport` is built as usual (keep-alive
-limits, TLS verification, the environment's proxy, TCP_NODELAY) and requests go straight to its pool as
-`httpcore.Request`s with headers prepared once; httpcore's exceptions are mapped here.
+Why the standard library's http.client and not httpx: against a fast local engine the client's CPU time
+per request decides whether the engine or we are the bottleneck (tests/bench/bench_capture.py), and on a
+small machine the engine and we share the CPU. Measured per request (a 6 kB answer, keep-alive, one
+thread): http.client 0.16 ms; urllib3 0.24 ms through a bare connection, 0.29-0.36 through its pool;
+httpcore 0.26 ms through a bare connection, 0.32 through its pool; httpx.Client 0.58 ms. So each worker
+thread keeps one keep-alive `http.client` connection of its own (no pool, no lock), with what the
+capture needs of a client around it (`_Origin`): TLS verified against certifi's bundle (as httpx does),
+the environment's HTTP proxy (CONNECT tunnel for https, absolute URLs for http), IDNA host names and
+percent-encoded URLs, one transparent re-send when a kept-alive connection turns out closed by the
+engine, and errors named after the phase that failed.
 
 Retries: connection errors, timeouts, 408, 429 and 5xx (not 501/505) are retried up to `retries` times
 with exponential backoff and jitter; a `Retry-After` (seconds or an HTTP date) replaces the backoff and
@@ -29,16 +32,22 @@ pauses every worker, and one longer than `max_retry_after` fails the query at on
 `capture` returns `cancelled=True` without waiting for requests in flight (they end within `timeout`,
 their answers dropped). Secrets are scrubbed from every message. `progress` is called at most every
 `progress_interval` seconds as results arrive, and with a positive interval also while none arrives (a
-heartbeat: the caller can store it, and check its own cancel flag, even while the engine stalls).
+heartbeat: the caller can store it, and check its own cancel flag, even while the engine stalls);
+`on_result` with each query's result as it arrives (both in the caller's thread).
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
+import functools
+import http.client
 import math
+import platform
 import queue
 import random
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -49,15 +58,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-import httpcore
-import httpx
+import certifi
 
 from .answers import EngineError
-from .engines import EndpointSpec
+from .engines import EndpointError, EndpointSpec
 
 DEFAULT_DEPTH = 100
 DEFAULT_CONCURRENCY = 8
-USER_AGENT = f"judgment-lists-capture (httpx/{httpx.__version__})"
+USER_AGENT = f"judgment-lists-capture (Python/{platform.python_version()} http.client)"
 
 
 @dataclass(slots=True)
@@ -128,27 +136,114 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _transport_error(exc: Exception, timeout: float) -> EngineError:
-    """httpcore's (or httpx's) exception as a query's error, retryable where trying again may help."""
-    if isinstance(exc, httpcore.TimeoutException | httpx.TimeoutException):
-        phase = {
-            "ConnectTimeout": "connecting",
-            "ReadTimeout": "waiting for the answer",
-            "WriteTimeout": "sending the request",
-            "PoolTimeout": "waiting for a free connection",
-        }.get(type(exc).__name__, "")
-        return EngineError(f"timed out after {timeout:g} s {phase}".rstrip(), retryable=True)
-    if isinstance(exc, httpcore.ConnectError | httpx.ConnectError):
-        return EngineError(f"could not connect to the engine: {exc}", retryable=True)
-    if isinstance(
-        exc, httpcore.ReadError | httpcore.WriteError | httpcore.RemoteProtocolError | httpx.TransportError
-    ):
-        return EngineError(f"the connection broke: {exc or type(exc).__name__}", retryable=True)
-    if isinstance(exc, httpcore.ProxyError):
+def _transport_error(exc: Exception, phase: str, timeout: float) -> EngineError:
+    """A failure of the connection (not of the engine's answer) as a query's error, named after the
+    `phase` it happened in; retryable, but for a certificate that fails verification."""
+    if isinstance(exc, TimeoutError):  # socket.timeout is TimeoutError
+        return EngineError(f"timed out after {timeout:g} s {phase}", retryable=True)
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return EngineError(f"could not connect to the engine: TLS certificate rejected: {exc.verify_message}")
+    if isinstance(exc, _ProxyRefused):
         return EngineError(f"the proxy refused the request: {exc}", retryable=True)
-    if isinstance(exc, httpcore.NetworkError | httpcore.ProtocolError | httpx.HTTPError):
-        return EngineError(f"the request failed: {type(exc).__name__}: {exc}")
+    if phase == "connecting" and isinstance(exc, OSError):
+        return EngineError(f"could not connect to the engine: {exc}", retryable=True)
+    if isinstance(exc, http.client.HTTPException | OSError):
+        return EngineError(f"the connection broke: {exc or type(exc).__name__}", retryable=True)
     return EngineError(f"unexpected failure: {type(exc).__name__}: {exc}")
+
+
+class _ProxyRefused(OSError):
+    """The proxy answered the CONNECT of an https tunnel with an error."""
+
+
+def _ascii_url(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path?query) of `url` ready for the wire: the host IDNA-encoded, the path
+    and query percent-encoded where they hold what a request line cannot (spaces, non-ASCII); escapes
+    written already are kept."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        host.encode("ascii")
+    except UnicodeEncodeError:
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise EndpointError(f"the host name {host!r} cannot be written in ASCII (IDNA): {exc}") from None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    safe = "/%:@!$&'()*+,;=?~-._"
+    target = urllib.parse.quote(parts.path or "/", safe=safe)
+    if parts.query:
+        target += "?" + urllib.parse.quote(parts.query, safe=safe)
+    return parts.scheme, host, port, target
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """Certificates and host names verified against certifi's bundle; made once (loading the bundle
+    takes milliseconds, and try-a-query captures one query at a time)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+class _Origin:
+    """How to reach the endpoint's origin: directly or through the environment's HTTP proxy, TLS
+    verified. `connect()` opens a connection (one per worker thread); `target()` is the request target
+    for a URL (absolute through a plain-HTTP proxy, else the path and query)."""
+
+    def __init__(self, url: str, timeout: float):
+        self.scheme, self.host, self.port, _ = _ascii_url(url)
+        self.timeout = timeout
+        default = 443 if self.scheme == "https" else 80
+        netloc_host = f"[{self.host}]" if ":" in self.host else self.host
+        self.netloc = netloc_host if self.port == default else f"{netloc_host}:{self.port}"
+        self.context = _tls_context() if self.scheme == "https" else None
+        self.proxy: tuple[str, int] | None = None
+        self.proxy_headers: dict[str, str] = {}
+        proxy = None
+        if not urllib.request.proxy_bypass(self.host):
+            proxy = urllib.request.getproxies().get(self.scheme)
+        if proxy:
+            if "://" not in proxy:
+                proxy = "http://" + proxy
+            parts = urllib.parse.urlsplit(proxy)
+            if parts.scheme != "http" or not parts.hostname:
+                raise EndpointError(
+                    f"the environment's {self.scheme} proxy {parts.scheme}://{parts.hostname} is not an "
+                    "http:// proxy (the only kind a capture goes through)"
+                )
+            self.proxy = (parts.hostname, parts.port or 80)
+            if parts.username is not None:
+                user = urllib.parse.unquote(parts.username)
+                password = urllib.parse.unquote(parts.password or "")
+                token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+                self.proxy_headers["Proxy-Authorization"] = f"Basic {token}"
+
+    def connect(self) -> http.client.HTTPConnection:
+        if self.proxy is None:
+            host, port = self.host, self.port
+        else:
+            host, port = self.proxy
+        if self.scheme == "https":
+            conn = http.client.HTTPSConnection(host, port, timeout=self.timeout, context=self.context)
+            if self.proxy is not None:
+                conn.set_tunnel(self.host, self.port, headers=self.proxy_headers)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
+        try:
+            conn.connect()
+        except OSError as exc:
+            conn.close()
+            if self.proxy is not None and "Tunnel connection failed" in str(exc):
+                raise _ProxyRefused(str(exc)) from None
+            raise
+        # Nagle's algorithm would hold a body written apart from its headers back until the engine
+        # acknowledged them.
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn
+
+    def target(self, url: str) -> str:
+        if self.proxy is not None and self.scheme == "http":
+            return f"http://{self.netloc}{_ascii_url(url)[3]}"
+        return _ascii_url(url)[3]
 
 
 class _Answer(NamedTuple):
@@ -175,18 +270,19 @@ class _Run:
     """One capture's shared state: the request loop every worker thread runs."""
 
     def __init__(
-        self, spec, headers, transport, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after
+        self, spec, headers, origin, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after
     ):
-        self.spec, self.pool, self.cancel = spec, transport._pool, cancel
+        self.spec, self.origin, self.cancel = spec, origin, cancel
         self.depth, self.timeout = depth, timeout
-        # Headers as httpcore wants them, prepared once: Host (from the URL), ours, the endpoint's.
-        url = httpx.URL(spec.url)
-        prepared = {"host": ("Host", url.netloc.decode("ascii")), "user-agent": ("User-Agent", USER_AGENT)}
+        # Headers prepared once: Host (from the URL), ours, the endpoint's (names as given, values latin-1).
+        prepared = {"host": ("Host", origin.netloc), "user-agent": ("User-Agent", USER_AGENT)}
         prepared.update({"accept-encoding": ("Accept-Encoding", "identity")})
+        if origin.proxy is not None and origin.scheme == "http":
+            prepared.update({n.lower(): (n, v) for n, v in origin.proxy_headers.items()})
         prepared.update({name.lower(): (name, value) for name, value in headers.items()})
-        self.headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in prepared.values()]
-        self.extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
-        self.urls: dict[str, httpcore.URL] = {}  # parsed once when the URL does not change per query
+        self.headers = dict(prepared.values())
+        self.targets: dict[str, str] = {}  # request targets of URLs that do not change per query
+        self.local = threading.local()  # each worker thread's own keep-alive connection
         self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
         self.max_retry_after = max_retry_after
         self.stop = threading.Event()  # set by the caller's thread when the capture ends or is cancelled
@@ -228,7 +324,7 @@ class _Run:
                 if response is not None and 300 <= response.status < 400 and "location" in response.headers:
                     error = EngineError(f"{exc.message} (redirected to {response.headers['location']})")
             except Exception as exc:  # every other failure becomes this query's error, never a traceback
-                error = _transport_error(exc, self.timeout)
+                error = EngineError(f"unexpected failure: {type(exc).__name__}: {exc}")
             if not error.retryable or attempt > self.retries:
                 return self._failed(query_id, error.message, attempt, started)
             if retry_after is not None and retry_after > self.max_retry_after:
@@ -247,27 +343,48 @@ class _Run:
         return self.stop.is_set() or self.cancel.is_set()
 
     def send(self, method: str, url: str, body: bytes | None) -> _Answer:
-        parsed = self.urls.get(url)
-        if parsed is None:
-            parsed = httpcore.URL(str(httpx.URL(url)))  # httpx's URL: percent-encoding, IDNA
-            if body is not None:  # a JSON body: the same URL for every query
-                self.urls[url] = parsed
-        headers = self.headers
-        if body is not None:
-            headers = [*headers, (b"Content-Length", str(len(body)).encode("ascii"))]
-        request = httpcore.Request(
-            method.encode("ascii"), parsed, headers=headers, content=body, extensions=self.extensions
-        )
-        response = self.pool.handle_request(request)
-        try:
-            content = response.read()
-        finally:
-            response.close()
-        fields = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in response.headers}
-        if "content-encoding" in fields:
-            content = _decoded(content, fields["content-encoding"])
-        reason = response.extensions.get("reason_phrase", b"").decode("latin-1")
-        return _Answer(response.status, reason, fields, content)
+        """One request on this thread's connection; EngineError (retryable or not) if the connection
+        fails. A kept-alive connection the engine closed meanwhile is replaced and the request sent again
+        once (a search has no side effect), not counted as an attempt."""
+        target = self.targets.get(url)
+        if target is None:
+            target = self.origin.target(url)
+            if body is not None:  # a JSON or form body: the same URL for every query
+                self.targets[url] = target
+        for fresh in (False, True):
+            conn = getattr(self.local, "conn", None)
+            reused = conn is not None
+            phase = "connecting"
+            try:
+                if conn is None:
+                    conn = self.local.conn = self.origin.connect()
+                phase = "sending the request"
+                conn.request(method, target, body, self.headers)
+                phase = "waiting for the answer"
+                response = conn.getresponse()
+                content = response.read()
+            except Exception as exc:
+                self.hang_up()
+                stale = isinstance(
+                    exc, http.client.RemoteDisconnected | ConnectionResetError | BrokenPipeError
+                )
+                if reused and not fresh and stale:
+                    continue
+                raise _transport_error(exc, phase, self.timeout) from None
+            if response.will_close:
+                self.hang_up()
+            fields = {name.lower(): value for name, value in response.getheaders()}
+            if "content-encoding" in fields:
+                content = _decoded(content, fields["content-encoding"])
+            return _Answer(response.status, response.reason, fields, content)
+        raise AssertionError("unreachable")
+
+    def hang_up(self) -> None:
+        """Close this thread's connection, if it has one."""
+        conn = getattr(self.local, "conn", None)
+        self.local.conn = None
+        if conn is not None:
+            conn.close()
 
     def _failed(self, query_id: str, message: str, attempts: int, started: float) -> QueryResult:
         if attempts > 1:
@@ -277,6 +394,12 @@ class _Run:
         )
 
     def work(self, todo: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
+        try:
+            self._work(todo, done)
+        finally:
+            self.hang_up()
+
+    def _work(self, todo: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
         while not self.stopping():
             try:
                 index, query_id, text = todo.get_nowait()
@@ -307,6 +430,7 @@ def capture(
     cancel: threading.Event | None = None,
     progress: Callable[[Progress], None] | None = None,
     progress_interval: float = 0.25,
+    on_result: Callable[[QueryResult], None] | None = None,
 ) -> CaptureResult:
     """Ask `spec` every (query_id, text) of `queries` for its top `depth` hits. See the module doc."""
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
@@ -328,10 +452,8 @@ def capture(
             progress(Progress(done, total, failures, time.monotonic() - started))
 
     workers_n = max(1, min(concurrency, total))
-    transport = _transport(spec.url, workers_n)
-    run = _Run(
-        spec, headers, transport, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after
-    )
+    origin = _Origin(spec.url, timeout)  # EndpointError (an unusable proxy) before any request
+    run = _Run(spec, headers, origin, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after)
     todo: queue.SimpleQueue = queue.SimpleQueue()
     finished: queue.SimpleQueue = queue.SimpleQueue()
     for index, (query_id, text) in enumerate(queries):
@@ -357,44 +479,17 @@ def capture(
                     last_report = time.monotonic()
                 continue
             results[index] = result
+            if on_result is not None:
+                on_result(result)
             done += 1
             failures += not result.ok
             if progress is not None and time.monotonic() - last_report >= progress_interval:
                 report(done, failures)
                 last_report = time.monotonic()
     finally:
-        run.stop.set()
-        _close_when_idle(transport, workers)
+        run.stop.set()  # workers close their connections as they stop (in flight: within `timeout`)
     report(done, failures)
     kept = [r for r in results if r is not None]
     return CaptureResult(
         kept, total, cancelled=cancel.is_set() and done < total, elapsed=time.monotonic() - started
     )
-
-
-def _transport(url: str, connections: int) -> httpx.HTTPTransport:
-    """A keep-alive pool of `connections`, through the proxy the environment names for `url` if any.
-    TCP_NODELAY: httpcore writes a request's headers and body apart, and Nagle's algorithm would hold
-    the body back until the engine acknowledged the headers."""
-    parts = urllib.parse.urlsplit(url)
-    proxy = None
-    if not urllib.request.proxy_bypass(parts.hostname or ""):
-        proxy = urllib.request.getproxies().get(parts.scheme)
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-    return httpx.HTTPTransport(limits=limits, proxy=proxy, socket_options=nodelay)
-
-
-def _close_when_idle(client: httpx.HTTPTransport, workers: list[threading.Thread]) -> None:
-    """Close the transport now if no request is in flight, else once the last one ends (in the background:
-    a cancelled capture returns without waiting for its requests)."""
-    if not any(w.is_alive() for w in workers):
-        client.close()
-        return
-
-    def closer():
-        for w in workers:
-            w.join()
-        client.close()
-
-    threading.Thread(target=closer, name="capture-close", daemon=True).start()

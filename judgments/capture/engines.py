@@ -236,7 +236,7 @@ class EndpointSpec:
     # -- secrets --------------------------------------------------------------------------------------
 
     def _sensitive(self, header: str) -> bool:
-        return bool(_SENSITIVE_HEADER.search(header))
+        return is_sensitive_header(header)
 
     def _inline_secrets(self, text: str) -> list[str]:
         found = []
@@ -309,3 +309,8 @@ class EndpointSpec:
 
 
 _FIELDS = tuple(f.name for f in fields(EndpointSpec) if f.init)
+
+
+def is_sensitive_header(name: str) -> bool:
+    """A header (or parameter) whose name says its value is a credential: redacted, stored encrypted."""
+    return bool(_SENSITIVE_HEADER.search(name))

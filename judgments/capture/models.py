@@ -9,7 +9,8 @@ default in the code never changes what an old version means. Secrets: `auth_secr
 environment variable holding the secret (preferred: nothing secret in the database); `auth_secret` is a
 stored secret, write-only: pages, API answers, exports and logs show "set" / "not set", never its value.
 Header values, URL parameters and template fields that look like credentials are redacted the same way
-(`EndpointSpec.public_dict`).
+(`EndpointSpec.public_dict`). At rest, the stored secret and credential-like header values are encrypted
+with a key derived from SECRET_KEY (secret_fields.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .engines import AUTH_KINDS, KINDS, EndpointSpec
+from .secret_fields import EncryptedTextField, SecretHeadersField
 
 MAX_DEPTH = 10_000  # Elasticsearch's index.max_result_window
 DEFAULT_DEPTH = 100
@@ -75,10 +77,12 @@ class SearchEndpoint(models.Model):
     hits_path = models.CharField(max_length=500)
     id_field = models.CharField(max_length=500)
     score_field = models.CharField(max_length=500, blank=True)
-    headers = models.JSONField(default=list, blank=True, help_text='[["Name", "value"], ...]')
+    headers = SecretHeadersField(
+        default=list, blank=True, help_text='[["Name", "value"], ...]; credential-like values encrypted'
+    )
     auth_kind = models.CharField(max_length=10, blank=True, choices=[(k, k) for k in AUTH_KINDS])
     auth_user = models.CharField(max_length=200, blank=True)
-    auth_secret = models.TextField(blank=True, help_text="write-only: never shown back")
+    auth_secret = EncryptedTextField(blank=True, help_text="write-only: never shown back; encrypted")
     auth_secret_env = models.CharField("secret's environment variable", max_length=200, blank=True)
     auth_header = models.CharField(max_length=200, blank=True)
     depth = models.PositiveIntegerField(

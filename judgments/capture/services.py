@@ -6,9 +6,9 @@ background task call these; they know no HTTP of their own beyond the engine's.
   or it is cleared; a redacted value ("***") sent back from a page or an API answer means "unchanged".
 - `start_capture` creates a queued `CaptureJob` (one active capture per configuration).
 - `run_capture` sends every query of the pool to the endpoint (judgments.capture.client), keeps the top
-  `depth` ids in engine order, and stores them as a new run through `judgments.services.record_run`
-  (unknown documents are created without content, exactly as a run import does; the run is scored when
-  its transaction commits). All or nothing: by default the run is stored only when every query
+  `depth` ids in engine order, and stores them as a new run (`storing.RunWriter`: staged as the answers
+  arrive, then written in one short transaction; unknown documents are created without content, exactly
+  as a run import does; the run is scored when its transaction commits). All or nothing: by default the run is stored only when every query
   succeeded; with `keep_partial` the answered queries are stored and the failed ones are listed on the
   job (they score 0). A cancelled or crashed capture stores nothing. Progress goes to the job row in its
   own short statements (at most every 0.5 s), never inside the run's transaction.
@@ -29,7 +29,7 @@ from django.utils import timezone
 from judgments import services as core
 from judgments.models import Query, Run, SearchConfiguration
 
-from . import client
+from . import client, storing
 from .engines import REDACTED, EndpointError, EndpointSpec
 from .models import (
     DEFAULT_CONCURRENCY,
@@ -310,13 +310,24 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
     queries = list(
         Query.objects.filter(pool=configuration.pool_id)
         .order_by("external_id")
-        .values_list("external_id", "text")
+        .values_list("external_id", "text", "pk")
     )
     if not queries:
         return _close(job, Status.FAILED, "The pool has no query to send; nothing was stored.")
-    texts = [(qid, text) for qid, text in queries if text.strip()]
-    no_text = [qid for qid, text in queries if not text.strip()]
-    job.total = len(queries)
+    texts = [(qid, text) for qid, text, _ in queries if text.strip()]
+    no_text = [qid for qid, text, _ in queries if not text.strip()]
+    writer = storing.RunWriter(configuration, {qid: pk for qid, _, pk in queries}, checked=True)
+    try:
+        return _capture_and_store(job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer)
+    finally:
+        writer.close()
+
+
+def _capture_and_store(
+    job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer
+) -> CaptureJob:
+    configuration = job.configuration
+    job.total = len(texts) + len(no_text)
     CaptureJob.objects.filter(pk=job.pk).update(total=job.total, done=len(no_text), failed=len(no_text))
 
     def progress(p: client.Progress) -> None:
@@ -330,6 +341,15 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
         if on_progress is not None:
             on_progress(job)
 
+    doomed = bool(no_text) and not job.keep_partial  # a failure without keep_partial: no run, stop staging
+
+    def stage(result: client.QueryResult) -> None:
+        """Stage each answer while the others are on their way (storing.py); zero hits: no ranking."""
+        nonlocal doomed
+        doomed = doomed or (not result.ok and not job.keep_partial)
+        if result.ok and result.hits and not doomed:
+            writer.add(result.query_id, [doc for doc, _ in result.hits])
+
     result = client.capture(
         spec,
         texts,
@@ -340,6 +360,7 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
         cancel=cancel,
         progress=progress,
         progress_interval=PROGRESS_EVERY,
+        on_result=stage,
     )
     rate = round(len(result.results) / result.elapsed, 2) if result.elapsed > 0 else 0.0
     if result.cancelled or cancel.is_set():
@@ -362,18 +383,15 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
             "(fix them, or capture again keeping a partial run: the failed queries would score 0).",
             **outcome,
         )
-    rankings = {r.query_id: [doc for doc, _ in r.hits] for r in result.results if r.ok and r.hits}
-    if not rankings:
+    ranked = sum(1 for r in result.results if r.ok and r.hits)
+    if not ranked:
         return _close(job, Status.FAILED, "No query returned any document; nothing was stored.", **outcome)
     try:
         with transaction.atomic():
-            run = core.record_run(
-                configuration,
-                rankings,
+            run = writer.store(
                 source=Run.Source.ENDPOINT,
                 submitted_by=job.requested_by,
                 tag=f"{configuration.name}-v{job.endpoint.version}",
-                create_missing_queries=False,
                 endpoint=job.endpoint,
             )
             missing = (
@@ -382,7 +400,7 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
             _close(
                 job,
                 Status.SUCCEEDED,
-                f"Run {run.pk} stored: {len(rankings)} of {job.total} queries ranked{missing}.",
+                f"Run {run.pk} stored: {ranked} of {job.total} queries ranked{missing}.",
                 run=run,
                 **outcome,
             )

@@ -8,22 +8,29 @@ documents from its own process, in Elasticsearch's `_search` format, optionally 
 latency (--latency-ms; 0 = as fast as it can answer).
 
 Then, in one run, --rounds times in turn:
-- the engine's capacity: every query's request body (the same one the capture sends) POSTed by a minimal
-  client (stdlib http.client, --concurrency threads with a keep-alive connection each, the answer read
-  but not parsed): requests per second; then the same client reading every answer as a capture must
-  (JSON decoding and the hits: the floor of any Python client that uses the answers);
+- the engine's capacity, measured directly at the same concurrency: every query's request body (the same
+  one the capture sends) POSTed by a minimal client (stdlib http.client, --concurrency threads with a
+  keep-alive connection each, the answer read but not parsed): requests per second; then the same client
+  reading every answer as a capture must (JSON decoding and the hits: the floor of any Python client
+  that uses the answers);
 - our capture: `capture_run`'s service (judgments.capture.services) from the job's start to the scored
-  run committed: queries read, sent, answers parsed, the run stored (record_run) and scored.
-Printed: the best of each, their ratio (target >= 0.8x), and our time split into the capture and the
-storing + scoring.
+  run committed: queries read, sent, answers parsed, the run staged and stored (capture.storing) and
+  scored.
+Printed per round: both rates and their ratio (the two measured back to back, so a change of the
+machine's load between rounds moves both); then the median of the rounds' ratios (target >= 0.8x), the
+best of each rate, our time split into the capture and what follows it (storing + scoring), the CPU
+time this process spent per query on each side (what decides the ratio when the engine and we share a
+saturated CPU), and the load average.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import random
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,7 +67,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--latency-ms", type=float, default=0.0, help="the engine's fixed latency per search"
         )
-        parser.add_argument("--rounds", type=int, default=2, help="best of this many rounds each")
+        parser.add_argument("--rounds", type=int, default=3, help="rounds (engine, then our capture)")
         parser.add_argument("--seed", type=int, default=12)
         parser.add_argument("--keep", action="store_true", help="keep the pool afterwards")
 
@@ -89,19 +96,28 @@ class Command(BaseCommand):
                 label = f"latency {latency_ms:g} ms" if latency_ms else "no added latency"
                 self._say(f"engine: demo BM25 at {url} ({label}); depth {depth}, concurrency {concurrency}")
                 engine_rates, parsing_rates, ours = [], [], []
+                cpu = {"minimal": [], "parsing": [], "ours": []}  # this process's CPU ms per query
                 for round_ in range(1, rounds + 1):
+                    tick = time.process_time()
                     rate = self._minimal_client(url, bodies, concurrency)
+                    cpu["minimal"].append((time.process_time() - tick) * 1000 / len(bodies))
                     engine_rates.append(rate)
                     self._say(f"round {round_}: engine, minimal client   {rate:8.0f} requests/s")
+                    tick = time.process_time()
                     rate = self._minimal_client(url, bodies, concurrency, parse=spec.parse, depth=depth)
+                    cpu["parsing"].append((time.process_time() - tick) * 1000 / len(bodies))
                     parsing_rates.append(rate)
                     self._say(f"round {round_}: minimal client + parsing {rate:8.0f} requests/s")
+                    tick = time.process_time()
                     result = self._capture(configuration, depth, concurrency, len(texts))
+                    cpu["ours"].append((time.process_time() - tick) * 1000 / len(texts))
+                    result["ratio"] = result["rate"] / engine_rates[-1]
                     ours.append(result)
                     self._say(
                         f"round {round_}: our capture, stored+scored {result['rate']:8.0f} queries/s "
-                        f"(capture {result['capture_s']:.2f} s at {result['capture_rate']:.0f}/s, "
-                        f"store+score {result['store_s']:.2f} s, {result['cells']} scored cells)"
+                        f"= {result['ratio']:.2f}x (capture {result['capture_s']:.2f} s at "
+                        f"{result['capture_rate']:.0f}/s, then store+score {result['store_s']:.2f} s, "
+                        f"{result['cells']} scored cells)"
                     )
         finally:
             if engine is not None:
@@ -116,18 +132,28 @@ class Command(BaseCommand):
                     rater.delete()
         best_engine = max(engine_rates)
         best = max(ours, key=lambda r: r["rate"])
-        ratio = best["rate"] / best_engine
+        ratio = statistics.median(r["ratio"] for r in ours)
+        per_round = ", ".join(f"{r['ratio']:.2f}" for r in ours)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         self._say("")
         self._say(
-            f"Summary ({queries} queries at depth {depth}, concurrency {concurrency}, {label}; best of {rounds}):"
+            f"Summary ({queries} queries at depth {depth}, concurrency {concurrency}, {label}; {rounds} rounds; "
+            f"load average {load} on {os.cpu_count()} cores):"
         )
-        self._say(f"  engine capacity (minimal client)      {best_engine:8.0f} requests/s")
-        self._say(f"  our capture incl. storing and scoring {best['rate']:8.0f} queries/s  "
-                  f"= {ratio:.2f}x  (target >= {TARGET}x: {'met' if ratio >= TARGET else 'MISSED'})")  # fmt: skip
-        self._say(f"  of which the capture itself           {best['capture_rate']:8.0f} queries/s "
-                  f"({best['capture_rate'] / best_engine:.2f}x), storing + scoring {best['store_s']:.2f} s")  # fmt: skip
+        self._say(f"  engine capacity (minimal client), best  {best_engine:8.0f} requests/s")
+        self._say(f"  our capture incl. storing and scoring   {best['rate']:8.0f} queries/s (best)")
+        self._say(f"  ratio, median of the rounds             {ratio:8.2f}x  "
+                  f"(rounds: {per_round}; target >= {TARGET}x: "
+                  f"{'met' if ratio >= TARGET else 'MISSED'})")  # fmt: skip
+        self._say(f"  of which the capture itself             {best['capture_rate']:8.0f} queries/s "
+                  f"({best['capture_rate'] / best_engine:.2f}x of the best engine rate), then storing + "
+                  f"scoring {best['store_s']:.2f} s")  # fmt: skip
         self._say(f"  for reference: the minimal client reading every answer as we do (json + hits): "
                   f"{max(parsing_rates):.0f} requests/s ({max(parsing_rates) / best_engine:.2f}x)")  # fmt: skip
+        med = {k: statistics.median(v) for k, v in cpu.items()}
+        self._say(f"  CPU of this process per query (median; PostgreSQL's not counted): minimal client "
+                  f"{med['minimal']:.3f} ms, + parsing {med['parsing']:.3f} ms, our capture stored and scored "
+                  f"{med['ours']:.3f} ms")  # fmt: skip
 
     # --- setup -------------------------------------------------------------------------------------------
 
