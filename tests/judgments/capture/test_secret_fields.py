@@ -85,7 +85,7 @@ def test_the_migration_encrypts_secrets_stored_before_it(configuration):
             [SECRET, f'[["X-Api-Key", "{HEADER_KEY}"]]', endpoint.pk],
         )
     assert SearchEndpoint.objects.get(pk=endpoint.pk).auth_secret == SECRET  # plain reads as is
-    migration = importlib.import_module("judgments.migrations.0011_encrypted_endpoint_secrets")
+    migration = importlib.import_module("judgments.migrations.0010_encrypted_endpoint_secrets")
     migration.encrypt_stored(apps, None)
     secret, headers = _raw(endpoint)
     assert secret.startswith(PREFIX) and HEADER_KEY not in headers

@@ -34,7 +34,7 @@ def decrypt_stored(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judgments", "0008_model_judges"),
+        ("judgments", "0009_pool_distractors"),
     ]
 
     operations = [
