@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from itertools import groupby
 
+from django.db import connection
 from django.db.models import Avg, Count
 
 from judgments.exchange import formats
-from judgments.exchange.exports import run_tag
-from judgments.exchange.formats.spreadsheet import csv_line, csv_lines
+from judgments.exchange.exports import pgtext, run_tag
+from judgments.exchange.exports.stream import copy_rows, unescape
+from judgments.exchange.formats.spreadsheet import csv_line
 from judgments.models import Pool, Run
 
-from . import metrics
+from . import flavours
 from .leaderboard import configuration_means
 from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
 
@@ -28,17 +29,17 @@ from .models import JUDGED_FIELDS, METRIC_FIELDS, QueryScore
 TREC_EVAL_NAMES: dict[str, str] = {
     "ap": "map",
     "mrr": "recip_rank",
-    **{f"p@{k}": f"P_{k}" for k in metrics.CUTOFFS},
-    **{f"recall@{k}": f"recall_{k}" for k in metrics.CUTOFFS},
-    **{f"ndcg@{k}": f"ndcg_cut_{k}" for k in metrics.CUTOFFS},
+    **{f"p@{k}": f"P_{k}" for k in flavours.CUTOFFS},
+    **{f"recall@{k}": f"recall_{k}" for k in flavours.CUTOFFS},
+    **{f"ndcg@{k}": f"ndcg_cut_{k}" for k in flavours.CUTOFFS},
 }
 SCORE_FORMATS = ("jsonl", "csv")
 COLUMNS = ("configuration", "query", "flavor", "metric", "value", "judged")
 
 
 def _check_flavour(flavour: str) -> None:
-    if flavour not in metrics.FLAVOURS:
-        raise ValueError(f"unknown flavour {flavour!r}; expected one of {', '.join(metrics.FLAVOURS)}")
+    if flavour not in flavours.FLAVOURS:
+        raise ValueError(f"unknown flavour {flavour!r}; expected one of {', '.join(flavours.FLAVOURS)}")
 
 
 def trec_eval_q_filename(run: Run, flavour: str) -> str:
@@ -89,48 +90,163 @@ def judged_metric(metric: str) -> str | None:
 
 
 def score_lines(
-    pool: Pool, flavour: str | Sequence[str] = metrics.DEFAULT_FLAVOUR, fmt: str = "jsonl"
+    pool: Pool, flavour: str | Sequence[str] = flavours.DEFAULT_FLAVOUR, fmt: str = "jsonl"
 ) -> Iterator[str]:
     """Every stored score of each configuration's current run, as `manage.py export_scores` prints them:
     by configuration name, flavour (one, or each of a sequence of flavours) and query id, the "all" means
-    after each configuration's queries in a flavour; CSV has one header."""
-    flavours = [flavour] if isinstance(flavour, str) else list(flavour)
-    for name in flavours:
+    after each configuration's queries in a flavour; CSV has one header. Blocks of lines, as text."""
+    return (block.decode() for block in score_blocks(pool, flavour, fmt))
+
+
+def score_blocks(
+    pool: Pool, flavour: str | Sequence[str] = flavours.DEFAULT_FLAVOUR, fmt: str = "jsonl"
+) -> Iterator[bytes]:
+    """score_lines as UTF-8 blocks of lines. The lines of each query are written by PostgreSQL
+    (`_query_lines_sql`) exactly as `_json_line`/`_csv_line` write them (tests compare the two); a row
+    holding a value the SQL cannot write as Python does (NaN, 1e16) and the "all" means go through them."""
+    names = [flavour] if isinstance(flavour, str) else list(flavour)
+    for name in names:
         _check_flavour(name)
     if fmt not in SCORE_FORMATS:
         raise ValueError(f"format must be one of {SCORE_FORMATS}, not {fmt!r}")
-    means = {
-        name: {m.configuration.name: m.current.means for m in configuration_means(pool, name) if m.current}
-        for name in flavours
-    }
-    names = [*metrics.METRICS, *metrics.JUDGED]
-    fields = [METRIC_FIELDS[m] for m in metrics.METRICS] + [JUDGED_FIELDS[m] for m in metrics.JUDGED]
-    rows = (
-        QueryScore.objects.current()
-        .filter(run__configuration__pool=pool, flavor__in=flavours)
-        .order_by("run__configuration__name", "flavor", "query__external_id")
-        .values_list("run__configuration__name", "flavor", "query__external_id", *fields)
-        .iterator(chunk_size=2000)
-    )
+    # The order of the old single query: configuration name, then flavour name, then query id.
+    groups: dict[str, list[tuple[str, int, dict]]] = {}
+    for name in sorted(set(names)):
+        for row in configuration_means(pool, name):
+            if row.current is not None:  # the current run has scores in this flavour
+                groups.setdefault(row.configuration.name, []).append((name, row.run_id, row.current.means))
+    return _score_blocks(pool, fmt, groups)
 
-    def records() -> Iterator[tuple]:
-        for (configuration, name), group in groupby(rows, key=lambda row: row[:2]):
-            for _, _, query, *values in group:
-                yield from _metric_rows(configuration, query, name, dict(zip(names, values, strict=True)))
-            yield from _metric_rows(configuration, "all", name, means[name][configuration])
 
-    if fmt == "jsonl":
-        return _blocks(json.dumps(dict(zip(COLUMNS, row, strict=True))) + "\n" for row in records())
-    return _blocks(_csv_lines(records()))
+def _score_blocks(pool: Pool, fmt: str, groups: dict[str, list[tuple[str, int, dict]]]) -> Iterator[bytes]:
+    write = _json_line if fmt == "jsonl" else _csv_line
+    if fmt == "csv":
+        yield csv_line(COLUMNS).encode()
+    if not groups:
+        return
+    lookup = _encoded_queries(pool, fmt)
+    order = pool.configurations.order_by("name").values_list("name", flat=True)
+    for configuration in [name for name in order if name in groups]:
+        for name, run_id, means in groups[configuration]:
+            sql, params = _query_lines_sql(configuration, name, run_id, fmt, lookup)
+            for row in copy_rows(sql, params, setup=pgtext.FLOAT_SETUP):
+                if row.startswith(b"\\N\t"):
+                    yield unescape(row[3:])
+                else:  # values out of the SQL's range, as exact float text: {v,...}<TAB>query id
+                    raw, query = row[:-1].split(b"\t", 1)
+                    values = [float(v) for v in raw[1:-1].split(b",")]
+                    lines = _metric_rows(configuration, unescape(query).decode(), name, _values(values))
+                    yield "".join(map(write, lines)).encode()
+            yield "".join(map(write, _metric_rows(configuration, "all", name, means))).encode()
+
+
+_NAMES = (*flavours.METRICS, *flavours.JUDGED)
+_FIELDS = tuple(METRIC_FIELDS[m] for m in flavours.METRICS) + tuple(JUDGED_FIELDS[m] for m in flavours.JUDGED)
+
+
+def _values(values: list) -> dict:
+    return dict(zip(_NAMES, values, strict=True))
 
 
 def _metric_rows(configuration: str, query: str, flavour: str, values: dict) -> Iterator[tuple]:
-    for metric in metrics.METRICS:
+    for metric in flavours.METRICS:
         judged = judged_metric(metric)
         yield configuration, query, flavour, metric, values[metric], values[judged] if judged else None
 
 
-def _csv_lines(rows: Iterator[tuple]) -> Iterator[str]:
+def _json_line(row: tuple) -> str:
+    """The definition of a JSON line (the SQL of `_query_lines_sql` reproduces it)."""
+    return json.dumps(dict(zip(COLUMNS, row, strict=True))) + "\n"
+
+
+def _csv_line(row: tuple) -> str:
     """Spreadsheet-bound: the one CSV writer, which guards cells against formulas."""
-    yield csv_line(COLUMNS)
-    yield from csv_lines(rows)
+    return csv_line(row)
+
+
+def _csv_cell(text: str) -> str:
+    """One cell as csv_line writes it in a line without a carriage return."""
+    return csv_line([text, ""])[:-2]
+
+
+# Query ids PostgreSQL cannot write as the Python writer does: in JSON, those with non-ASCII or control
+# characters (to_json leaves them, json.dumps escapes them); in CSV, cells that get quotes or the
+# formula guard. The database keeps whitespace out of ids and configuration names, so no cell holds the
+# carriage return that makes csv_line quote a whole line.
+_SPECIAL_QUERIES = {
+    "jsonl": f"q.external_id !~ '{pgtext.PLAIN_ASCII}'",
+    "csv": "q.external_id ~ '[,\"]' OR q.external_id ~ '^''*[-=+@]'",
+}
+
+
+def _encoded_queries(pool: Pool, fmt: str) -> tuple[list[int], list[str]]:
+    """(query pks, their cells) for the pool's query ids that `_SPECIAL_QUERIES` picks, encoded here."""
+    encode = json.dumps if fmt == "jsonl" else _csv_cell
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT q.id, q.external_id FROM judgments_query q WHERE q.pool_id = %s AND ({_SPECIAL_QUERIES[fmt]})",
+            [pool.pk],
+        )
+        found = cursor.fetchall()
+    return [pk for pk, _ in found], [encode(qid) for _, qid in found]
+
+
+def _query_lines_sql(
+    configuration: str, flavour: str, run_id: int, fmt: str, lookup: tuple[list[int], list[str]]
+) -> tuple[str, list]:
+    """COPY-able SQL of one (configuration, flavour): per query (by id) a row `NULL<TAB>lines`, the
+    lines exactly as `_json_line`/`_csv_line` write them, or, when a value is out of `python_float`'s
+    range, `{values}<TAB>query id` for Python to write."""
+    values = [f"s.{field}" for field in _FIELDS]
+    text = {field: f"t.{field}" for field in _FIELDS}  # each value's text, made once per row
+    if fmt == "jsonl":
+        plain = "to_json(q.external_id)::text"
+        head = f'{{"configuration": {json.dumps(configuration)}, "query": '
+        null = "null"
+
+        def middle(metric: str) -> str:
+            return f', "flavor": {json.dumps(flavour)}, "metric": {json.dumps(metric)}, "value": '
+
+        judged_at, end = ', "judged": ', "}"
+    else:
+        plain = "q.external_id"
+        head = _csv_cell(configuration) + ","
+        null = ""
+
+        def middle(metric: str) -> str:
+            return f",{_csv_cell(flavour)},{_csv_cell(metric)},"
+
+        judged_at, end = ",", ""
+    params: list = []
+    parts: list[str] = []
+    for metric in flavours.METRICS:
+        judged = judged_metric(metric)
+        parts += ["%s", "t.qtext", "%s", text[METRIC_FIELDS[metric]]]
+        params += [head, middle(metric)]
+        if judged:
+            parts += ["%s", text[JUDGED_FIELDS[judged]], "%s"]
+            params += [judged_at, end + "\n"]
+        else:
+            parts += ["%s"]
+            params += [judged_at + null + end + "\n"]
+    params[-1] = params[-1][:-1]  # the last line's newline is the end of the COPY row
+    in_range = " AND ".join(pgtext.float_in_range(v) for v in values)
+    texts = ", ".join(
+        f"{pgtext.python_float(value)} AS {field}" for value, field in zip(values, _FIELDS, strict=True)
+    )
+    # OFFSET 0 keeps the inner query whole, so that each value is formatted once, not once per use.
+    sql = f"""
+        SELECT CASE WHEN NOT t.ok THEN t.raw END, CASE WHEN t.ok THEN concat({", ".join(parts)}) ELSE t.qid END
+        FROM (
+            SELECT q.external_id AS qid, COALESCE(e.text, {plain}) AS qtext, COALESCE({in_range}, false) AS ok,
+                   CASE WHEN NOT COALESCE({in_range}, false) THEN ARRAY[{", ".join(values)}]::text END AS raw,
+                   {texts}
+            FROM {QueryScore._meta.db_table} s
+            JOIN judgments_query q ON q.id = s.query_id
+            LEFT JOIN {pgtext.encoded_lookup("e")} ON e.id = q.id
+            WHERE s.run_id = %s AND s.flavor = %s
+            OFFSET 0
+        ) t
+        ORDER BY t.qid
+    """
+    return sql, [*params, *lookup, run_id, flavour]

@@ -86,9 +86,21 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
+
+from .flavours import (  # noqa: F401 - re-exported: metrics.FLAVOURS etc. are the public names
+    CUTOFFS,
+    DEFAULT_FLAVOUR,
+    DISCOUNTS,
+    FLAVOURS,
+    GAINS,
+    JUDGED,
+    METRICS,
+    UDCG,
+    UNJUDGED,
+    Flavour,
+)
 
 __all__ = [
     "CUTOFFS",
@@ -105,78 +117,7 @@ __all__ = [
     "udcg_of_passages",
 ]
 
-CUTOFFS: tuple[int, ...] = (3, 5, 10, 100)
 RELEVANCE_LEVEL: float = 1.0
-
-GAINS = ("exp", "linear")
-DISCOUNTS = ("log2", "jk")
-UNJUDGED = ("zero", "drop")
-
-
-@dataclass(frozen=True)
-class Flavour:
-    name: str
-    gain: str  # "exp" (2**g - 1) or "linear" (g)
-    discount: str  # "log2" (1/log2(i+1)) or "jk" (1 for i <= 2, else 1/log2(i))
-    unjudged: str  # "zero" (stay, gain 0) or "drop" (condensed list, trec_eval -J)
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        if self.gain not in GAINS:
-            raise ValueError(f"unknown gain {self.gain!r}; expected one of {GAINS}")
-        if self.discount not in DISCOUNTS:
-            raise ValueError(f"unknown discount {self.discount!r}; expected one of {DISCOUNTS}")
-        if self.unjudged not in UNJUDGED:
-            raise ValueError(f"unknown unjudged {self.unjudged!r}; expected one of {UNJUDGED}")
-
-
-FLAVOURS: dict[str, Flavour] = {
-    f.name: f
-    for f in (
-        Flavour(
-            "exp",
-            "exp",
-            "log2",
-            "zero",
-            "Exponential gain 2^g-1, log2(rank+1) discount, unjudged documents count as gain 0 "
-            "(the usual web-search NDCG).",
-        ),
-        Flavour(
-            "trec",
-            "linear",
-            "log2",
-            "zero",
-            "Linear gain g, log2(rank+1) discount, unjudged documents count as gain 0; "
-            "identical to trec_eval -c -m ndcg_cut.",
-        ),
-        Flavour(
-            "jk",
-            "linear",
-            "jk",
-            "zero",
-            "Linear gain g, Järvelin-Kekäläinen discount (ranks 1 and 2 undiscounted, then "
-            "1/log2(rank)), unjudged documents count as gain 0.",
-        ),
-        Flavour(
-            "judged",
-            "linear",
-            "log2",
-            "drop",
-            "Linear gain, log2(rank+1) discount, unjudged documents removed from the ranking "
-            "before cutting (condensed list); identical to trec_eval -c -J -m ndcg_cut.",
-        ),
-    )
-}
-DEFAULT_FLAVOUR = "exp"
-
-METRICS: tuple[str, ...] = (
-    tuple(f"ndcg@{k}" for k in CUTOFFS)
-    + tuple(f"p@{k}" for k in CUTOFFS)
-    + tuple(f"recall@{k}" for k in CUTOFFS)
-    + ("mrr", "ap")
-)
-JUDGED: tuple[str, ...] = tuple(f"judged@{k}" for k in CUTOFFS)
-UDCG: tuple[str, ...] = tuple(f"udcg@{k}" for k in CUTOFFS)
 # Weight of a distracting passage: the default of the authors' released code (-1/3; their stored
 # outputs were computed with -0.333).
 UDCG_GAMMA: float = 1 / 3

@@ -17,6 +17,7 @@ WINGS = ("judgments.rating", "judgments.exchange", "judgments.campaign")
 PURE = (
     "judgments/exchange/formats",
     "scoring/metrics.py",
+    "scoring/flavours.py",
     "scoring/stats.py",
     "scoring/charts.py",
     "judgments/rating/agreement.py",
