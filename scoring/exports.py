@@ -15,10 +15,8 @@ from collections.abc import Iterator, Sequence
 from django.db import connection
 from django.db.models import Avg, Count
 
-from judgments.exchange import formats
 from judgments.exchange.exports import pgtext, run_tag
 from judgments.exchange.exports.stream import copy_rows, unescape
-from judgments.exchange.formats.spreadsheet import csv_line
 from judgments.models import Pool, Run
 
 from . import flavours
@@ -68,6 +66,8 @@ def trec_eval_q_lines(run: Run, flavour: str = "trec") -> Iterator[str]:
         yield "num_q", "all", means.pop("n")
         for metric, name in TREC_EVAL_NAMES.items():
             yield name, "all", means[metric] if means[metric] is not None else 0.0
+
+    from judgments.exchange import formats
 
     return _blocks(formats.write_trec_eval_q(lines()))
 
@@ -121,7 +121,7 @@ def score_blocks(
 def _score_blocks(pool: Pool, fmt: str, groups: dict[str, list[tuple[str, int, dict]]]) -> Iterator[bytes]:
     write = _json_line if fmt == "jsonl" else _csv_line
     if fmt == "csv":
-        yield csv_line(COLUMNS).encode()
+        yield _csv_line(COLUMNS).encode()
     if not groups:
         return
     lookup = _encoded_queries(pool, fmt)
@@ -160,13 +160,16 @@ def _json_line(row: tuple) -> str:
 
 
 def _csv_line(row: tuple) -> str:
-    """Spreadsheet-bound: the one CSV writer, which guards cells against formulas."""
+    """Spreadsheet-bound: the one CSV writer, which guards cells against formulas. (The file formats are
+    imported when a CSV is asked for: JSON lines, export_scores' default, start without them.)"""
+    from judgments.exchange.formats.spreadsheet import csv_line
+
     return csv_line(row)
 
 
 def _csv_cell(text: str) -> str:
     """One cell as csv_line writes it in a line without a carriage return."""
-    return csv_line([text, ""])[:-2]
+    return _csv_line([text, ""])[:-2]
 
 
 # Query ids PostgreSQL cannot write as the Python writer does: in JSON, those with non-ASCII or control
