@@ -9,7 +9,7 @@ from judgments.exchange import formats
 from judgments.models import Document, Judgment, Pair, Pool, Query
 
 from .grades import combined_grades_sql, combined_stem
-from .stream import CHUNK_ROWS, ExportError, blocks, named_rows
+from .stream import CHUNK_ROWS, ExportError, blocks, copy_blocks, named_rows
 
 QUERY_COLUMNS = ("text", "id")
 QUERY_FORMATS = ("tsv", "jsonl")
@@ -74,6 +74,9 @@ def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[s
     its id), ``"id"`` the query id."""
     if query_column not in QUERY_COLUMNS:
         raise ValueError(f"query column must be one of {QUERY_COLUMNS}, not {query_column!r}")
+    fast = _ratings_csv_sql(pool, query_column)
+    if fast is not None:
+        return _ratings_csv_chunks(*fast)
     sql, params = combined_grades_sql(pool)
 
     def rows() -> Iterator[tuple[str, str, int]]:
@@ -82,6 +85,59 @@ def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[s
             yield query or qid, docid, int(grade + 0.5)
 
     return blocks(formats.write_judgments_csv(rows()))
+
+
+def _ratings_csv_chunks(sql: str, params: list) -> Iterator[str]:
+    yield "query,docid,rating\n"
+    for block in copy_blocks(sql, params):
+        yield block.decode()
+
+
+def _csv_cell(text: str) -> str:
+    """One cell as csv_line writes it in a line without a carriage return."""
+    return formats.csv_line([text, ""])[:-2]
+
+
+def _writes(query: str, docid: str) -> bool:
+    """Whether write_judgments_csv takes this query and doc id (else it raises ValueError)."""
+    try:
+        list(formats.write_judgments_csv([(query, docid, 0)]))
+    except ValueError:
+        return False
+    return True
+
+
+def _ratings_csv_sql(pool: Pool, query_column: str) -> tuple[str, list] | None:
+    """The Quepid CSV lines as PostgreSQL writes them, byte for byte those of write_judgments_csv (tested),
+    or None when the pool holds a query or doc id the writer refuses or a query cell with a carriage
+    return (csv_line then quotes the whole line): the Python writer then does it all, errors included.
+    Every query cell is encoded here, once a query; doc ids only when they are not plain ASCII or need
+    quotes or the formula guard (the database keeps whitespace out of them)."""
+    queries: list[tuple[int, str]] = []
+    for pk, qid, text in Query.objects.filter(pool=pool).values_list("pk", "external_id", "text"):
+        query = ((text or "").strip() if query_column == "text" else qid) or qid
+        if "\r" in query or not _writes(query, "d"):
+            return None
+        queries.append((pk, _csv_cell(query)))
+    documents: list[tuple[str, str]] = []
+    special = Document.objects.filter(pool=pool).exclude(external_id__regex=r"^[!-~]{1,200}$")
+    special = special | Document.objects.filter(pool=pool, external_id__regex=r"[,\"]|^'*[-=+@]")
+    for docid in special.values_list("external_id", flat=True).iterator(chunk_size=CHUNK_ROWS):
+        if not _writes("q", docid):
+            return None
+        documents.append((docid, _csv_cell(docid)))
+    inner, params = combined_grades_sql(pool, ordered=False)
+    sql = f"""
+        SELECT string_agg(qc.cell || ',' || COALESCE(dc.cell, c.docid) || ',' || floor(c.grade + 0.5)::int::text,
+                          E'\\n' ORDER BY c.docid)
+        FROM ({inner}) c
+        JOIN unnest(%s::bigint[], %s::text[]) AS qc(id, cell) ON qc.id = c.query_pk
+        LEFT JOIN unnest(%s::text[], %s::text[]) AS dc(id, cell) ON dc.id = c.docid
+        GROUP BY c.qid
+        ORDER BY c.qid
+    """
+    cells = [[pk for pk, _ in queries], [cell for _, cell in queries]]
+    return sql, [*params, *cells, [d for d, _ in documents], [cell for _, cell in documents]]
 
 
 def raters_of(pool: Pool) -> list[str]:
