@@ -146,9 +146,8 @@ def _with_python_lines(block: bytes, configuration: str, flavour: str, write) ->
         if line.startswith(b"\t#"):
             raw, query = line[2:].split(b"\t", 1)
             values = _values([float(v) for v in raw[1:-1].split(b",")])
-            lines[i] = "".join(map(write, _metric_rows(configuration, query.decode(), flavour, values)))[
-                :-1
-            ].encode()
+            text = "".join(map(write, _metric_rows(configuration, query.decode(), flavour, values)))
+            lines[i] = text[:-1].encode()  # its last newline is the one the split took
     return b"\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 CUTOFFS: tuple[int, ...] = (3, 5, 10, 100)
+RELEVANCE_LEVEL: float = 1.0  # relevant (P, recall, MRR, AP) means grade >= 1, as trec_eval's -l1
 GAINS = ("exp", "linear")
 DISCOUNTS = ("log2", "jk")
 UNJUDGED = ("zero", "drop")

@@ -18,6 +18,7 @@ PURE = (
     "judgments/exchange/formats",
     "scoring/metrics.py",
     "scoring/flavours.py",
+    "scoring/judged_table.py",
     "scoring/stats.py",
     "scoring/charts.py",
     "judgments/rating/agreement.py",
