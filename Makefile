@@ -43,12 +43,14 @@ test: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-## make bench: every benchmark (tests/bench/): scoring against pytrec_eval, comparison pages, imports/exports against psql,
+## make bench: every benchmark (tests/bench/): scoring against pytrec_eval, comparison pages, imports/exports against psql
+## (bench_exchange; bench_export on a generated realistic pool),
 ## live capture against the engine's own rate.
 bench: $(VENV)/.installed-test
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_scoring
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_compare
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_exchange
+	DEBUG=1 $(BIN)/python tests/bench/run.py bench_export
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_capture
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_capture --latency-ms 15
 

@@ -7,10 +7,15 @@
 - A database that cannot be reached or has no tables, Ctrl-C, a closed pipe (`export_qrels | head`),
   and an unexpected error in one of the app's own commands each end in one line and a non-zero exit.
   `--traceback` shows the traceback as usual.
+- Start-up counts, since exports and imports run as a process per file: once Django is set up, the
+  objects of every imported module are moved out of the garbage collector's sight (`gc.freeze`); they
+  live until exit anyway, and the last collection at exit no longer walks them (0.15-0.3 s a process,
+  measured by bench_export's start-up line).
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
@@ -48,6 +53,7 @@ def main(argv: list[str]) -> None:
     try:
         _load_settings()
         _prepare_embedded_database(command)
+        _freeze_imports()
         execute_from_command_line(argv)
     except KeyboardInterrupt:
         fail("interrupted; an import that was running stored nothing (imports are all or nothing).", 130)
@@ -69,6 +75,13 @@ def _load_settings() -> None:
         settings.INSTALLED_APPS  # noqa: B018 - reading it loads the settings module
     except ImproperlyConfigured as exc:
         fail(str(exc))
+
+
+def _freeze_imports() -> None:
+    import django
+
+    django.setup()  # what execute_from_command_line does first; a no-op when done already
+    gc.freeze()
 
 
 def _uses_app_tables(command: str) -> bool:

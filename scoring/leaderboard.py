@@ -23,8 +23,7 @@ from django.db.models.functions import RowNumber
 
 from judgments.models import Pool, Run, SearchConfiguration
 
-from . import metrics
-from .cells import FLAVOUR_NAMES
+from .flavours import DEFAULT_FLAVOUR, FLAVOURS
 from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
 ALL_METRICS: tuple[str, ...] = tuple(MEAN_FIELDS)  # udcg@k included
@@ -141,9 +140,9 @@ def pool_means(pool: Pool, flavour: str, metrics=ALL_METRICS) -> list[Leaderboar
     return list(rows.values())
 
 
-def configuration_means(pool: Pool, flavour: str = metrics.DEFAULT_FLAVOUR) -> list[LeaderboardRow]:
+def configuration_means(pool: Pool, flavour: str = DEFAULT_FLAVOUR) -> list[LeaderboardRow]:
     """The configurations of `pool` that have a run, in name order, with the means of every metric of
     their current and previous runs in `flavour`."""
-    if flavour not in metrics.FLAVOURS:
-        raise ValueError(f"unknown flavour {flavour!r}; expected one of {FLAVOUR_NAMES}")
+    if flavour not in FLAVOURS:
+        raise ValueError(f"unknown flavour {flavour!r}; expected one of {tuple(FLAVOURS)}")
     return [row for row in pool_means(pool, flavour) if row.run_id is not None]

@@ -22,7 +22,7 @@ from django.db import models
 
 from judgments.models import Query, Run
 
-from .metrics import FLAVOURS
+from .flavours import FLAVOURS
 
 FLAVOUR_CHOICES = [
     ("exp", "exp: gain 2^g−1, discount log2(i+1), unjudged = 0"),

@@ -5,6 +5,9 @@ receiver there enqueues the update as a task (the task queue lives in the same d
 row commits or rolls back with the grade or run), due `SAFETY_DELAY` later; right after the commit it
 does the update itself and deletes the task. A process that dies between the commit and the update
 leaves the task behind, and a db_worker runs it; an update that fails makes the task due at once.
+
+`services` (numpy) and `tasks` are imported when a receiver runs, not when the app registry connects
+the receivers: a command that changes no grade (an export) starts without numpy.
 """
 
 from __future__ import annotations
@@ -18,8 +21,6 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from judgments.models import Pool, Run
-
-from . import services, tasks
 
 logger = logging.getLogger(__name__)
 # From this many changed pairs on (a big import), grades_changed recomputes the whole pool.
@@ -36,6 +37,8 @@ def on_grades_changed(sender, pool: Pool, pair_ids: Iterable[int], **kwargs) -> 
     """judgments.signals.grades_changed: rescore every run on the queries of the changed pairs. After
     a big import (MANY_PAIRS or more), the whole pool: looking the queries up from a million pair ids
     took 1.7 s, and most queries have changed anyway (the recompute writes only rows that differ)."""
+    from . import services, tasks
+
     ids = list(pair_ids)
     if len(ids) >= MANY_PAIRS:
         _update_after_commit(tasks.recompute_pool, [pool.pk], lambda: services.rescore_pool(pool))
@@ -50,6 +53,8 @@ def on_grades_changed(sender, pool: Pool, pair_ids: Iterable[int], **kwargs) -> 
 
 def on_run_submitted(sender, run: Run, **kwargs) -> None:
     """judgments.signals.run_submitted: score the new run on every graded query of its pool."""
+    from . import services, tasks
+
     pool_id = run.configuration.pool_id
     _update_after_commit(tasks.score_run, [pool_id, run.pk], lambda: services.rescore_run(run))
 
@@ -106,4 +111,6 @@ def on_pool_saved(sender, instance: Pool, created: bool = False, **kwargs) -> No
     now = tuple(getattr(instance, name) for name in GRADE_SETTINGS)
     if created or before is None or tuple(before) == now:
         return
+    from . import tasks
+
     tasks.recompute_pool.enqueue(instance.pk)  # in the saving transaction, if any: durable with it

@@ -18,6 +18,8 @@ PURE = (
     "judgments/exchange/formats",
     "scoring/metrics.py",
     "scoring/udcg.py",
+    "scoring/flavours.py",
+    "scoring/judged_table.py",
     "scoring/stats.py",
     "scoring/charts.py",
     "judgments/rating/agreement.py",

@@ -9,19 +9,22 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from judgments.exchange.exports import ExportError
-from judgments.exchange.formats import FormatError
 from judgments.models import Pool
+
+if TYPE_CHECKING:
+    from judgments.exchange.formats import FormatError
 
 
 class ExchangeCommand(BaseCommand):
     """An import or export command. These run in scripts and loops, once per file: they skip Django's
     system checks (~0.27 s a run, most of it importing the URL conf and every view to check the error
-    handlers); `manage.py check` and the test suite run them."""
+    handlers); `manage.py check` and the test suite run them. For the same reason this module imports
+    tqdm (progress bars) and the file formats only where they are used."""
 
     requires_system_checks = []
 
@@ -80,6 +83,8 @@ def input_lines(command, path: str, *, desc: str) -> tuple[Iterable[bytes], str]
         name, size = path, os.fstat(handle.fileno()).st_size
     if not wants_progress(command):
         return _Lines(handle, None), name
+    from tqdm import tqdm
+
     bar = tqdm(total=size, unit="B", unit_scale=True, desc=desc, file=command.stderr._out, leave=False)
     return _Lines(handle, bar), name
 
@@ -152,6 +157,8 @@ def write_chunks(
     lines = 0
     bar = None
     if wants_progress(command):
+        from tqdm import tqdm
+
         bar = tqdm(
             total=total, unit=" lines", unit_scale=True, desc=desc, file=command.stderr._out, leave=False
         )

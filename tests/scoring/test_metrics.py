@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import metrics
+from scoring import judged_table, metrics
 from scoring.metrics import CUTOFFS, FLAVOURS, JUDGED, METRICS, Flavour, score, score_all
 
 L2 = np.log2  # discount helper for the expected-value arithmetic below
@@ -410,8 +410,8 @@ def test_chunking_and_row_order_do_not_matter(monkeypatch):
 def lookup(request, monkeypatch):
     """Run a test with each way _Qrels looks grades up (see _Qrels._direct_table)."""
     if request.param == "binary search":
-        monkeypatch.setattr(metrics, "DIRECT_TABLE_MIN", 0)
-        monkeypatch.setattr(metrics, "DIRECT_TABLE_FACTOR", 0)
+        monkeypatch.setattr(judged_table, "DIRECT_TABLE_MIN", 0)
+        monkeypatch.setattr(judged_table, "DIRECT_TABLE_FACTOR", 0)
     return request.param
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import metrics
+from scoring import judged_table, metrics
 from scoring.metrics import CUTOFFS, FLAVOURS, UDCG, UDCG_GAMMA, score_all, udcg_of_passages
 
 
@@ -228,8 +228,8 @@ def test_vectorised_udcg_matches_the_per_ranking_reference(problem):
 @pytest.mark.parametrize("lookup", ["direct table", "binary search"])
 def test_vectorised_udcg_matches_the_reference_on_random_arrays_with_threads(lookup, monkeypatch):
     if lookup == "binary search":
-        monkeypatch.setattr(metrics, "DIRECT_TABLE_MIN", 0)
-        monkeypatch.setattr(metrics, "DIRECT_TABLE_FACTOR", 0)
+        monkeypatch.setattr(judged_table, "DIRECT_TABLE_MIN", 0)
+        monkeypatch.setattr(judged_table, "DIRECT_TABLE_FACTOR", 0)
     monkeypatch.setattr(metrics, "_CHUNK_CELLS", 4000)  # many chunks
     rng = np.random.default_rng(11)
     for _ in range(4):
