@@ -8,6 +8,9 @@ DEBUG            "1"/"true" for development (make run, make test); off by defaul
 SECRET_KEY       required unless DEBUG.
 DATABASE_URL     postgres://user:pass@host:port/name; without it, the embedded PostgreSQL in .pgdata/.
 EMBEDDED_PG_KEEP "1": leave the embedded PostgreSQL running after a command that started it.
+CONN_MAX_AGE     seconds a process keeps its database connection between requests (default 60).
+DB_POOL_SIZE     N: connections come from a pool of at most N per process, returned after each request
+                 (for thread-per-connection servers; `make run` uses 10), DB_POOL_TIMEOUT its wait (30 s).
 ALLOWED_HOSTS    comma-separated; defaults to localhost names in DEBUG.
 UPLOAD_MAX_MB    largest accepted import file (default 200).
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
@@ -169,9 +172,24 @@ else:
         "PASSWORD": "",
         "HOST": "",  # filled in with the socket dir when the embedded server starts
         "PORT": "",
-        "CONN_MAX_AGE": 60,
+        "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 60),
     }
 default_db["CONN_HEALTH_CHECKS"] = True
+# A server that starts a thread per HTTP connection (runserver, so `make run`) would keep one database
+# connection per open browser connection with CONN_MAX_AGE, up to PostgreSQL's limit. With DB_POOL_SIZE
+# a request borrows a connection from a psycopg pool of at most that many and gives it back when it ends
+# (run_local sets it for its web server). Prefork servers (gunicorn's sync workers) leave it unset: one
+# persistent connection per worker.
+DB_POOL_SIZE = env_int("DB_POOL_SIZE", 0)
+if DB_POOL_SIZE > 0:
+    default_db["CONN_MAX_AGE"] = 0  # Django returns the connection to the pool at the end of each request
+    default_db.setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(2, DB_POOL_SIZE),
+        "max_size": DB_POOL_SIZE,
+        "timeout": env_int("DB_POOL_TIMEOUT", 30),  # seconds a request waits for a free connection
+    }
+elif DB_POOL_SIZE < 0:
+    raise ImproperlyConfigured(f"DB_POOL_SIZE must be 0 (no pool) or more, not {DB_POOL_SIZE}")
 # Scores are read by index ranges over (run, query); with SSD-era storage PostgreSQL's default
 # random_page_cost (4) makes the planner prefer scans that read more pages (see bench_compare).
 default_db.setdefault("OPTIONS", {})
