@@ -18,4 +18,3 @@ class LoginThrottleBackend(AxesStandaloneBackend):
         if request is None:
             return None  # not a user: ModelBackend decides
         return super().authenticate(request, username, password, **kwargs)
-

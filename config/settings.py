@@ -13,6 +13,7 @@ DB_POOL_SIZE     N: connections come from a pool of at most N per process, retur
                  (for thread-per-connection servers; `make run` uses 10), DB_POOL_TIMEOUT its wait (30 s).
 ALLOWED_HOSTS    comma-separated; defaults to localhost names in DEBUG.
 UPLOAD_MAX_MB    largest accepted import file (default 200).
+UPLOAD_CHILD_MB  uploads larger than this are imported by a child process of the web worker (default 16).
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
 STATIC_ROOT      where collectstatic writes (default staticfiles/ in the checkout).
 SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS, SECURE_HSTS_INCLUDE_SUBDOMAINS, SECURE_HSTS_PRELOAD,
@@ -251,6 +252,9 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_MB", 200) * 1024 * 1024
+# Uploads larger than this are checked and imported by a child process (judgments.exchange.upload_import):
+# the parser's working memory, several times the file, is never a web worker's.
+UPLOAD_CHILD_MB = env_int("UPLOAD_CHILD_MB", 16)
 DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

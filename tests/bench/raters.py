@@ -138,7 +138,7 @@ def grade_concurrently(
                 grade = rng.randint(0, 4)
                 response = timed(
                     "POST",
-                    lambda: next(turns).post(
+                    lambda pair_id=pair_id, grade=grade: next(turns).post(
                         f"/pools/{pool}/grade/{pair_id}/",
                         data={"grade": str(grade), "csrfmiddlewaretoken": client.cookies["csrftoken"]},
                         headers={**FRAGMENT, "Referer": str(client.base_url) + grade_url},

@@ -57,7 +57,11 @@ class Supervisor:
     """Starts named commands and keeps them running: `check()` restarts the ones that exited."""
 
     def __init__(
-        self, commands: dict[str, list[str]], say=print, clock=time.monotonic, env: dict[str, dict] | None = None
+        self,
+        commands: dict[str, list[str]],
+        say=print,
+        clock=time.monotonic,
+        env: dict[str, dict] | None = None,
     ):
         """`env`: extra environment variables of some children, by name."""
         env = env or {}

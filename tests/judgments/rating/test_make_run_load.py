@@ -89,7 +89,9 @@ def test_make_run_serves_32_raters_grading_at_once(crowd, make_run):
         sessions.append(load.with_session(base, django_client.cookies["sessionid"].value))
     # Each rater's requests go over 6 keep-alive connections, as a browser's do: runserver keeps a
     # thread per open connection, and each used to keep its database connection (CONN_MAX_AGE).
-    clients = {r.username: load.browser_like(s, BROWSER_CONNECTIONS) for r, s in zip(raters, sessions)}
+    clients = {
+        r.username: load.browser_like(s, BROWSER_CONNECTIONS) for r, s in zip(raters, sessions, strict=True)
+    }
     try:
         began = time.monotonic()
         outcome = load.grade_concurrently(clients, pool.name, think=(0.0, 0.05), seed=16)
