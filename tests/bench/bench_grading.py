@@ -101,11 +101,12 @@ class Command(BaseCommand):
             "--think-ms",
             type=float,
             nargs=2,
-            default=(500.0, 1500.0),
+            default=(2000.0, 6000.0),
             metavar=("MIN", "MAX"),
-            help="think time between getting a pair and posting its grade, uniform (default 500 1500)",
+            help="think time between getting a pair and posting its grade, uniform (default 2000 6000)",
         )
         parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+        parser.add_argument("--warm-up", type=float, default=5.0, help="seconds of unmeasured grading first")
         parser.add_argument("--queries", type=int, default=300)
         parser.add_argument("--docs", type=int, default=20, help="documents (queued pairs) per query")
         parser.add_argument("--configurations", type=int, default=8, help="configurations with a run")
@@ -314,6 +315,11 @@ class Command(BaseCommand):
                         client.get("/healthz")
                         probe_ms.append((time.perf_counter() - tick) * 1000)
 
+            # Warm-up, not measured: every worker imports the scoring code and compiles the templates on
+            # its first requests. Its grades count in the stored-versus-acknowledged check.
+            warm = load.grade_concurrently(
+                clients, self.pool.name, think=(0.0, 0.05), seconds=o["warm_up"], seed=o["seed"] + 1
+            )
             before = _load_average()
             postmaster = _postmaster_pid()
             cpu_before = (_cpu_seconds(server.pid), _cpu_seconds(postmaster) if postmaster else None)
@@ -340,17 +346,17 @@ class Command(BaseCommand):
             server_log = log.read()
             log.close()
             shutil.rmtree(workdir, ignore_errors=True)
-        self._report(outcome, probe_ms, before, during, server_log, cpu)
+        self._report(warm, outcome, probe_ms, before, during, server_log, cpu)
 
-    def _report(self, outcome: load.Load, probe_ms, before: str, during: str, server_log: str, cpu):
+    def _report(self, warm: load.Load, outcome: load.Load, probe_ms, before, during, server_log, cpu):
         o = self.options
         stored = Counter(
             Judgment.objects.filter(pair__pool=self.pool)
             .exclude(rater=self.users[-1])  # the profile's rater
             .values_list("rater__username", "pair_id", "grade")
         )
-        acknowledged = Counter(outcome.acknowledged)
-        per_rater_pair = Counter((name, pair) for name, pair, _ in outcome.acknowledged)
+        acknowledged = Counter(warm.acknowledged + outcome.acknowledged)
+        per_rater_pair = Counter((name, pair) for name, pair, _ in acknowledged.elements())
         duplicates = sum(n - 1 for n in per_rater_pair.values() if n > 1)
         per_pair = Counter(
             Judgment.objects.filter(pair__pool=self.pool, cant_judge=False).values_list("pair_id", flat=True)
@@ -366,15 +372,16 @@ class Command(BaseCommand):
             f"{os.cpu_count()} cores; load average before {before}, at the end {during}"
         )
         self.stdout.write(
-            f"  grades acknowledged {len(outcome.acknowledged)}, stored {sum(stored.values())}, "
+            f"  grades acknowledged {sum(acknowledged.values())} ({len(warm.acknowledged)} in the warm-up), "
+            f"stored {sum(stored.values())}, "
             f"acknowledged but not stored {lost}, stored but not acknowledged {unacknowledged}, "
             f"duplicates {duplicates}, over-assigned pairs {over}"
         )
         self.stdout.write(
-            f"  requests {outcome.requests}, errors {len(outcome.errors)}, refused by the queue "
-            f"{len(outcome.refused)}, server tracebacks {server_log.count('Traceback')}"
+            f"  requests {outcome.requests}, errors {len(warm.errors) + len(outcome.errors)}, refused by the "
+            f"queue {len(warm.refused) + len(outcome.refused)}, server tracebacks {server_log.count('Traceback')}"
         )
-        for error in outcome.errors[:5]:
+        for error in (warm.errors + outcome.errors)[:5]:
             self.stdout.write(f"    {error}")
         self.stdout.write(
             f"  submit (POST grade -> next pair) ms: p50 {p(submits, 50):6.1f}  p95 {p(submits, 95):6.1f}  "

@@ -10,8 +10,10 @@ at the end. Target: the web worker's peak stays under 500 MB for a 200 MB file.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
+import re
 import shutil
 import tempfile
 import threading
@@ -61,12 +63,14 @@ def _write_run(path: Path, megabytes: int, seed: int) -> int:
     rng = random.Random(seed)
     size = queries = 0
     with open(path, "w") as f:
-        while size < megabytes * 1024 * 1024:
+        while True:  # whole queries, up to the size (the upload limit is in MiB too)
             docs = rng.sample(range(200_000), 1000)
             lines = "".join(
                 f"q{queries:05d} Q0 doc{d:06d} {rank + 1} {1000 - rank * 0.5:.3f} bench\n"
                 for rank, d in enumerate(docs)
             )
+            if size + len(lines) > megabytes * 1024 * 1024:
+                break
             f.write(lines)
             size += len(lines)
             queries += 1
@@ -79,10 +83,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--mb", type=int, default=200, help="size of the run file in MiB")
         parser.add_argument("--seed", type=int, default=20261125)
+        parser.add_argument(
+            "--child-mb",
+            type=int,
+            help="the server's UPLOAD_CHILD_MB (default: its own); a large value "
+            "imports in the web worker itself, for reference",
+        )
 
-    def handle(self, *args, mb, seed, **options):
+    def handle(self, *args, mb, seed, child_mb, **options):
         if mb < 1:
             raise CommandError("--mb must be positive")
+        logging.getLogger("httpx").setLevel(logging.WARNING)
         name = f"bench-upload-{time.strftime('%Y%m%d-%H%M%S')}"
         workdir = Path(tempfile.mkdtemp(prefix="bench-upload-"))
         pool = user = None
@@ -97,7 +108,8 @@ class Command(BaseCommand):
             path = workdir / "big.run"
             queries = _write_run(path, mb, seed)
             self.stderr.write(f"wrote {path.stat().st_size / 2**20:.0f} MiB, {queries} queries")
-            self._measure(pool, configuration, user, path, queries, workdir)
+            extra = {} if child_mb is None else {"UPLOAD_CHILD_MB": str(child_mb)}
+            self._measure(pool, configuration, user, path, queries, workdir, extra)
         finally:
             if pool is not None:
                 delete_pool_in_bulk(pool)
@@ -106,9 +118,9 @@ class Command(BaseCommand):
             Team.objects.filter(name="bench-upload", configurations__isnull=True).delete()
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _measure(self, pool, configuration, user, path: Path, queries: int, workdir: Path) -> None:
+    def _measure(self, pool, configuration, user, path: Path, queries: int, workdir: Path, extra) -> None:
         log = open(workdir / "gunicorn.log", "w+")
-        env = production.server_env(workdir / "static")
+        env = production.server_env(workdir / "static", **extra)
         server, base = production.start_gunicorn(env, log, workers=1, timeout=1800)
         peaks = {"worker": 0, "child": 0}
         stop = threading.Event()
@@ -145,7 +157,10 @@ class Command(BaseCommand):
                 )
             times["upload + check"] = time.perf_counter() - tick
             if answer.status_code != 302:
-                raise CommandError(f"the upload answered {answer.status_code}: {answer.text[:2000]}")
+                errors = re.findall(r'class="errorlist[^>]*>(.*?)</ul>', answer.text, re.S)
+                raise CommandError(
+                    f"the upload answered {answer.status_code}: {errors or answer.text[:2000]}"
+                )
             preview_url = answer.headers["location"]
             tick = time.perf_counter()
             preview = client.get(preview_url)
@@ -168,7 +183,7 @@ class Command(BaseCommand):
         stored = run.rankings.count() if run else 0
         self.stdout.write(
             f"Upload of a {path.stat().st_size / 2**20:.0f} MiB run ({queries} queries x 1,000 documents), "
-            f"gunicorn 1 worker, load average {'/'.join(f'{x:.2f}' for x in os.getloadavg())}"
+            f"gunicorn 1 worker, UPLOAD_CHILD_MB {env.get('UPLOAD_CHILD_MB', 'default')}, load average {'/'.join(f'{x:.2f}' for x in os.getloadavg())}"
         )
         self.stdout.write("  " + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
         self.stdout.write(
