@@ -41,7 +41,10 @@ def commit_without_waiting() -> None:
     """Let the current transaction's commit return before its WAL reaches the disk (synchronous_commit
     off, this transaction only). For writes that can be lost in a crash of the database server without
     harm: they are redone (a grade's rescoring: its task row commits durably with the grade) or need no
-    redoing (a rater's hold on a pair). Never for a grade or a run themselves."""
+    redoing (a rater's hold on a pair). Never for a grade or a run themselves: so only when the caller's
+    atomic block is the transaction itself, not part of a larger one that may hold such writes."""
+    if len(connection.atomic_blocks) != 1:
+        return
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('synchronous_commit', 'off', true)")
 

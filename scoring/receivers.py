@@ -77,11 +77,8 @@ def _update_after_commit(task, args: list, update: Callable[[], object], *, smal
 
 
 def _delete_task(task_id) -> None:
-    """The task's work is done: delete it (unless a worker has taken it meanwhile), committing without
-    waiting for the disk. Lost in a crash of the database server, the task is run again: harmless."""
-    with transaction.atomic(savepoint=False):  # inside _guarded's transaction: no savepoint of its own
-        commit_without_waiting()
-        DBTaskResult.objects.filter(id=task_id, status="READY").delete()
+    """The task's work is done: delete it (unless a worker has taken it meanwhile)."""
+    DBTaskResult.objects.filter(id=task_id, status="READY").delete()
 
 
 def _guarded(update: Callable[[], object], task_id, small: bool = False) -> None:
@@ -90,17 +87,21 @@ def _guarded(update: Callable[[], object], task_id, small: bool = False) -> None
     A small update (a grade's few queries) and its task's deletion commit together, without waiting for
     the disk: lost in a crash of the database server, both are, and the task (committed durably with the
     grade) is run by a db_worker. A big one (a new run, a whole pool) runs in its own transaction at the
-    top level, where it reads ahead on a second connection; the task is deleted afterwards."""
+    top level, where it reads ahead on a second connection; the task is deleted afterwards, also without
+    waiting (lost, the task runs again: harmless)."""
     try:
         if small:
             with transaction.atomic():
+                commit_without_waiting()
                 update()
                 if task_id:
                     _delete_task(task_id)
         else:
             update()
             if task_id:
-                _delete_task(task_id)
+                with transaction.atomic():
+                    commit_without_waiting()
+                    _delete_task(task_id)
     except Exception:
         logger.exception("incremental scoring failed; its task %s is due now", task_id)
         if task_id is None:
