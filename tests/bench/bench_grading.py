@@ -113,7 +113,7 @@ class Command(BaseCommand):
         parser.add_argument("--profile-submits", type=int, default=40, help="0: no profile phase")
         parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE one submit's statements")
         parser.add_argument(
-            "--cprofile", action="store_true", help="print the profile's top Python functions"
+            "--cprofile", choices=("cumulative", "tottime"), help="print the profile's top Python functions"
         )
         parser.add_argument("--no-load", action="store_true", help="profile only")
         parser.add_argument("--seed", type=int, default=20261125)
@@ -210,13 +210,14 @@ class Command(BaseCommand):
 
     # --- Profile ------------------------------------------------------------------------------------
 
-    def _profile(self, user, n: int, explain: bool, python: bool) -> None:
+    def _profile(self, user, n: int, explain: bool, python: str | None) -> None:
         client = Client(HTTP_HOST="localhost")
         client.force_login(user)
         grade_url = f"/pools/{self.pool.name}/grade/"
         html = client.get(grade_url, headers=load.FRAGMENT).content.decode()
         walls, sql_times, counts, statements = [], [], [], []
         profiler = cProfile.Profile() if python else None
+        sort = python
         for i in range(n + 1):
             found = load.PAIR.search(html)
             if found is None:
@@ -276,7 +277,7 @@ class Command(BaseCommand):
             self._explain(statements)
         if profiler is not None:
             out = io.StringIO()
-            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(45)
+            pstats.Stats(profiler, stream=out).sort_stats(sort).print_stats(45)
             self.stdout.write(out.getvalue())
 
     def _explain(self, statements) -> None:
