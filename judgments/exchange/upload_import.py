@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import quote
 
 from django.conf import settings
@@ -132,9 +131,11 @@ def _in_child(upload: Upload, user, *, check_only: bool, file=None) -> Outcome:
                     copied.write(chunk)
             spec["path"] = copied.name
         env = {**os.environ, "DATABASE_URL": _database_url()}
+        env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
         env.pop("DB_POOL_SIZE", None)  # one connection is all the child needs
         done = subprocess.run(
-            [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "import_upload"],
+            # `python -m django`: works from a checkout and from an installed package alike
+            [sys.executable, "-m", "django", "import_upload"],
             input=json.dumps(spec),
             capture_output=True,
             text=True,
