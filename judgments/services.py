@@ -37,14 +37,44 @@ def set_actor(user) -> None:
         cursor.execute("SELECT set_config('judgments.actor', %s, true)", [str(user.pk) if user else ""])
 
 
-def notify_grades(pool: Pool, pair_ids: Iterable[int]) -> None:
-    """Send grades_changed for `pair_ids` once the current transaction commits."""
+def commit_without_waiting() -> None:
+    """Let the current transaction's commit return before its WAL reaches the disk (synchronous_commit
+    off, this transaction only). For writes that can be lost in a crash of the database server without
+    harm: they are redone (a grade's rescoring: its task row commits durably with the grade) or need no
+    redoing (a rater's hold on a pair). Never for a grade or a run themselves: so only when the caller's
+    atomic block is the transaction itself, not part of a larger one that may hold such writes."""
+    if len(connection.atomic_blocks) != 1:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('synchronous_commit', 'off', true)")
+
+
+def notify_grades(pool: Pool, pair_ids: Iterable[int], query_ids: Iterable[int] | None = None) -> None:
+    """Send grades_changed for `pair_ids` (inside the current transaction: see signals). `query_ids`: their
+    queries, when the caller knows them (saves the receiver looking them up)."""
     ids = list(pair_ids)
     if ids:
-        grades_changed.send(sender=Pool, pool=pool, pair_ids=ids)  # inside the transaction (see signals)
+        extra = {} if query_ids is None else {"query_ids": sorted(set(query_ids))}
+        grades_changed.send(sender=Pool, pool=pool, pair_ids=ids, **extra)
 
 
-@transaction.atomic
+# One round trip: the judgment inserted or changed (the history triggers see an INSERT or an UPDATE, as
+# they would from update_or_create) and, in a data-modifying CTE, the pair released from the rater's hold.
+_UPSERT_JUDGMENT = """
+    WITH released AS (
+        UPDATE judgments_pair SET held_by_id = NULL, held_until = NULL
+        WHERE id = %(pair)s AND held_by_id = %(rater)s
+    )
+    INSERT INTO judgments_judgment
+        (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, created_at, updated_at)
+    VALUES (%(pair)s, %(rater)s, %(grade)s, %(cant_judge)s, %(reason)s, %(note)s, %(now)s, %(now)s)
+    ON CONFLICT (pair_id, rater_id) DO UPDATE SET
+        grade = EXCLUDED.grade, cant_judge = EXCLUDED.cant_judge,
+        cant_judge_reason = EXCLUDED.cant_judge_reason, note = EXCLUDED.note, updated_at = EXCLUDED.updated_at
+    RETURNING id, created_at
+"""
+
+
 def record_judgment(
     pair: Pair,
     rater,
@@ -56,8 +86,9 @@ def record_judgment(
     actor=None,
     notify: bool = True,
 ) -> Judgment:
-    """Create or change `rater`'s judgment of `pair`. A grade 0–4 (or -1, a distractor, when the pool
-    enables it), or can't judge with a reason.
+    """Create or change `rater`'s judgment of `pair`, and release the pair from the rater's hold.
+    A grade 0–4 (or -1, a distractor, when the pool enables it), or can't judge with a reason. The
+    judgment's `created` says which it was.
     notify=False: the caller sends grades_changed itself (`notify_grades`), once for many judgments."""
     if cant_judge:
         reason = (reason or "").strip()
@@ -71,16 +102,37 @@ def record_judgment(
         if problem:
             raise JudgmentError(problem)
         reason = ""
+    # One transaction; inside a caller's (the queue's save_grade, a judge's batch) no savepoint of its
+    # own: a failed statement aborts the caller's transaction anyway, and the checks above ran before it.
+    with transaction.atomic(savepoint=False):
+        return _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify)
+
+
+def _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify) -> Judgment:
     set_actor(actor or rater)
-    judgment, _ = Judgment.objects.update_or_create(
-        pair=pair,
-        rater=rater,
-        defaults={"grade": grade, "cant_judge": cant_judge, "cant_judge_reason": reason, "note": note or ""},
+    judgment = Judgment(
+        pair=pair, rater=rater, grade=grade, cant_judge=cant_judge, cant_judge_reason=reason, note=note or ""
     )
-    # A graded pair is released from the grader's hold.
-    Pair.objects.filter(pk=pair.pk, held_by=rater).update(held_by=None, held_until=None)
+    judgment.updated_at = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _UPSERT_JUDGMENT,
+            {
+                "pair": pair.pk,
+                "rater": rater.pk,
+                "grade": grade,
+                "cant_judge": cant_judge,
+                "reason": reason,
+                "note": judgment.note,
+                "now": judgment.updated_at,
+            },
+        )
+        judgment.pk, judgment.created_at = cursor.fetchone()
+    judgment._state.adding, judgment._state.db = False, connection.alias
+    # Inserted now (both times from the one clock reading above), not changed: callers say "Changed."
+    judgment.created = judgment.created_at == judgment.updated_at
     if notify:
-        notify_grades(pair.pool, [pair.pk])
+        notify_grades(pair.pool, [pair.pk], [pair.query_id])
     return judgment
 
 

@@ -1,6 +1,7 @@
 """Signals the judgments app sends and the scoring app listens to (scoring imports judgments, never the reverse).
 
-grades_changed(sender, pool, pair_ids): inside the transaction that changed judgments or final grades.
+grades_changed(sender, pool, pair_ids[, query_ids]): inside the transaction that changed judgments or final
+grades; query_ids (the pairs' queries) when the sender knows them.
 run_submitted(sender, run): inside the transaction that stored a run.
 
 Both are sent before the commit, so that a receiver can record durable follow-up work (a task row in the

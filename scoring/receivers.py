@@ -3,7 +3,7 @@
 judgments sends grades_changed and run_submitted inside the transaction that made the change. Each
 receiver there enqueues the update as a task (the task queue lives in the same database, so the task
 row commits or rolls back with the grade or run), due `SAFETY_DELAY` later; right after the commit it
-does the update itself and deletes the task. A process that dies between the commit and the update
+does the update itself and deletes the task (in one transaction for a grade's few queries). A process that dies between the commit and the update
 leaves the task behind, and a db_worker runs it; an update that fails makes the task due at once.
 
 `services` (numpy) and `tasks` are imported when a receiver runs, not when the app registry connects
@@ -21,6 +21,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from judgments.models import Pool, Run
+from judgments.services import commit_without_waiting
 
 logger = logging.getLogger(__name__)
 # From this many changed pairs on (a big import), grades_changed recomputes the whole pool.
@@ -33,21 +34,30 @@ SAFETY_DELAY = timedelta(minutes=2)
 # --- Signal receivers (connected in ScoringConfig.ready) ---------------------------------------------
 
 
-def on_grades_changed(sender, pool: Pool, pair_ids: Iterable[int], **kwargs) -> None:
-    """judgments.signals.grades_changed: rescore every run on the queries of the changed pairs. After
-    a big import (MANY_PAIRS or more), the whole pool: looking the queries up from a million pair ids
-    took 1.7 s, and most queries have changed anyway (the recompute writes only rows that differ)."""
+def on_grades_changed(
+    sender, pool: Pool, pair_ids: Iterable[int], query_ids: Iterable[int] | None = None, **kwargs
+) -> None:
+    """judgments.signals.grades_changed: rescore every run on the queries of the changed pairs (looked up
+    unless the sender gave them). After a big import (MANY_PAIRS or more), the whole pool: looking the
+    queries up from a million pair ids took 1.7 s, and most queries have changed anyway (the recompute
+    writes only rows that differ)."""
     from . import services, tasks
 
     ids = list(pair_ids)
     if len(ids) >= MANY_PAIRS:
         _update_after_commit(tasks.recompute_pool, [pool.pk], lambda: services.rescore_pool(pool))
         return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [ids])
-        query_ids = sorted(row[0] for row in cursor.fetchall())
+    if query_ids is not None:
+        query_ids = sorted(set(query_ids))
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [ids])
+            query_ids = sorted(row[0] for row in cursor.fetchall())
     _update_after_commit(
-        tasks.rescore_queries, [pool.pk, query_ids], lambda: services.rescore_queries(pool, query_ids)
+        tasks.rescore_queries,
+        [pool.pk, query_ids],
+        lambda: services.rescore_queries(pool, query_ids),
+        small=len(query_ids) <= services.FEW_QUERIES,
     )
 
 
@@ -59,36 +69,52 @@ def on_run_submitted(sender, run: Run, **kwargs) -> None:
     _update_after_commit(tasks.score_run, [pool_id, run.pk], lambda: services.rescore_run(run))
 
 
-def _update_after_commit(task, args: list, update: Callable[[], object]) -> None:
+def _update_after_commit(task, args: list, update: Callable[[], object], *, small: bool = False) -> None:
     """Enqueue `task(*args)` in the current transaction, due SAFETY_DELAY later; after the commit, run
-    `update()` and delete the task; if it fails, log it and make the task due now."""
+    `update()` and delete the task; if it fails, log it and make the task due now. `small`: a few
+    queries' cells (a rater's grade), done in one transaction with the task's deletion."""
     backend = task.get_backend()
     if not backend.supports_defer:  # e.g. the immediate backend in a development setting: no safety net
-        transaction.on_commit(lambda: _guarded(update, None))
+        transaction.on_commit(lambda: _guarded(update, None, small))
         return
     result = task.using(run_after=timezone.now() + SAFETY_DELAY).enqueue(*args)
-    transaction.on_commit(lambda: _guarded(update, result.id))
+    transaction.on_commit(lambda: _guarded(update, result.id, small))
 
 
-def _guarded(update: Callable[[], object], task_id) -> None:
-    """The grade or run is committed already: a failed update must not fail the user's request."""
-    pending = DBTaskResult.objects.filter(id=task_id, status="READY") if task_id else None
+def _delete_task(task_id) -> None:
+    """The task's work is done: delete it (unless a worker has taken it meanwhile)."""
+    DBTaskResult.objects.filter(id=task_id, status="READY").delete()
+
+
+def _guarded(update: Callable[[], object], task_id, small: bool = False) -> None:
+    """The grade or run is committed already: a failed update must not fail the user's request.
+
+    A small update (a grade's few queries) and its task's deletion commit together, without waiting for
+    the disk: lost in a crash of the database server, both are, and the task (committed durably with the
+    grade) is run by a db_worker. A big one (a new run, a whole pool) runs in its own transaction at the
+    top level, where it reads ahead on a second connection; the task is deleted afterwards, also without
+    waiting (lost, the task runs again: harmless)."""
     try:
-        update()
+        if small:
+            with transaction.atomic():
+                commit_without_waiting()
+                update()
+                if task_id:
+                    _delete_task(task_id)
+        else:
+            update()
+            if task_id:
+                with transaction.atomic():
+                    commit_without_waiting()
+                    _delete_task(task_id)
     except Exception:
         logger.exception("incremental scoring failed; its task %s is due now", task_id)
-        done = False
-    else:
-        done = True
-    if pending is None:
-        return
-    try:
-        if done:
-            pending.delete()
-        else:
-            pending.update(run_after=timezone.now())
-    except Exception:  # the database went away: the task stays, due at its time
-        logger.exception("could not update scoring task %s", task_id)
+        if task_id is None:
+            return
+        try:
+            DBTaskResult.objects.filter(id=task_id, status="READY").update(run_after=timezone.now())
+        except Exception:  # the database went away: the task stays, due at its time
+            logger.exception("could not update scoring task %s", task_id)
 
 
 # What a pool's combined grades depend on: changing one of these changes every combined grade.

@@ -3,8 +3,11 @@ downloads), a new configuration, and the user's API token.
 
 The upload runs the real import in a savepoint that is rolled back (`imports.checks.dry_run`): a file
 with problems is shown with them (line, field) and not stored at all; a good one waits between
-preview and confirm in the `Upload` table, never in process memory, so any web worker can finish what
-another started. A confirm that is refused (the pool changed meanwhile) drops the file too.
+preview and confirm in the `Upload` table (its content in parts: `uploads`), never in process memory, so
+any web worker can finish what another started. A confirm that is refused (the pool changed meanwhile)
+drops the file too. No step holds the whole file in the web worker: Django keeps a large upload in a
+temporary file, it is stored and read back in parts, and a large file's import runs in a child process
+(`upload_import`).
 
 Who may do what (access.py): admins import every kind and download every export; engineers upload
 runs to their own team's configurations, create configurations for their teams, and download the
@@ -31,13 +34,12 @@ from rest_framework.authtoken.models import Token
 from judgments import access
 from judgments.models import Pool, Run, SearchConfiguration, Team, Upload
 
-from . import exports
-from .formats import MAX_PROBLEMS, FormatError, Problem, parse_grade_map
-from .imports import import_run
-from .imports.calls import import_call
-from .imports.checks import dry_run
+from . import exports, uploads
+from .formats import MAX_PROBLEMS, Problem
+from .upload_import import import_upload
 
 PREVIEW_LINES = 20
+HEAD_BYTES = 64 * 1024  # the start of the file the preview reads its lines from
 UPLOAD_KEEP = datetime.timedelta(days=1)
 
 # kind -> (label, who may import it)
@@ -149,25 +151,30 @@ def import_start(request: HttpRequest, pool: str) -> HttpResponse:
         }
         if data["kind"] == "run":
             options["configuration"] = data["configuration"].pk
+        file = data["file"]  # on disk past FILE_UPLOAD_MAX_MEMORY_SIZE: never read into memory whole
         upload = Upload(
             pool=found,
             uploaded_by=request.user,
             kind=data["kind"],
-            filename=data["file"].name[:255],
-            content=b"".join(data["file"].chunks()),
+            filename=file.name[:255],
             options=options,
         )
+        uploads.measure(upload, file)
         # Checked before anything is stored: a refused file leaves no trace, not even its content.
-        _, summary, problems = _import_call(upload, request.user, check_only=True)
-        if problems:
-            return _render_preview(request, found, upload, problems, summary)
+        checked = import_upload(upload, request.user, check_only=True, file=file)
+        if checked.problems:
+            file.seek(0)
+            return _render_preview(
+                request, found, upload, checked.problems, checked.summary, head=file.read(HEAD_BYTES)
+            )
         Upload.objects.filter(uploaded_by=request.user, created_at__lt=timezone.now() - UPLOAD_KEEP).delete()
-        upload.save()
-        request.session[_checked_key(upload)] = summary  # the preview shows it without a second dry run
+        file.seek(0)
+        uploads.store(upload, file)
+        request.session[_checked_key(upload)] = (
+            checked.summary
+        )  # the preview shows it without a second dry run
         return redirect("exchange:import-preview", found.name, upload.pk)
-    pending = (
-        Upload.objects.filter(pool=found, uploaded_by=request.user).order_by("-created_at").defer("content")
-    )
+    pending = Upload.objects.filter(pool=found, uploaded_by=request.user).order_by("-created_at")
     return render(
         request,
         "exchange/import.html",
@@ -182,60 +189,14 @@ def import_start(request: HttpRequest, pool: str) -> HttpResponse:
     )
 
 
-def _import_call(upload: Upload, user, *, check_only: bool):
-    """Run the upload's import (or its dry run). Returns (result, summary text, problems)."""
-    options = upload.options or {}
-    content = bytes(upload.content)
-    if upload.kind == "run":
-        configuration = SearchConfiguration.objects.filter(
-            pk=options.get("configuration"), pool=upload.pool
-        ).first()
-        if configuration is None or not access.can_manage_configuration(user, configuration):
-            problem = Problem(
-                0, "configuration", "you may not submit runs for this configuration (it is not your team's)"
-            )
-            return None, "", [problem]
-
-        def call():
-            return import_run(
-                configuration,
-                content,
-                name=upload.filename,
-                order=options.get("order", "score"),
-                submitted_by=user,
-                source=Run.Source.UPLOAD,
-            )
-
-    else:
-        if not access.is_admin(user):
-            return None, "", [Problem(0, "kind", "only admins import this kind of file")]
-        if upload.kind == "qrels" and options.get("grade_map"):
-            try:
-                parse_grade_map(options["grade_map"])
-            except ValueError as exc:
-                return None, "", [Problem(0, "grade map", str(exc))]
-        call = import_call(upload.pool, upload.kind, content, upload.filename, options, user)
-    try:
-        # The summary is worked out inside the (dry) run, while its rows still exist.
-        result, summary = dry_run(_with_summary, call) if check_only else _with_summary(call)
-    except FormatError as exc:
-        return None, "", exc.problems
-    return result, summary, []
-
-
-def _with_summary(call):
-    result = call()
-    return result, _summary_text(result)
-
-
-def _preview_rows(upload: Upload, problems: list[Problem]) -> tuple[list[dict], list[Problem]]:
-    """The first lines of the file with their problems; and the problems of the lines not shown."""
+def _preview_rows(head: bytes, problems: list[Problem]) -> tuple[list[dict], list[Problem]]:
+    """The first lines of the file (`head`: its start) with their problems; and the problems of the
+    lines not shown."""
     by_line: dict[int, list[Problem]] = {}
     for problem in problems:
         by_line.setdefault(problem.line, []).append(problem)
     rows = []
-    content = bytes(upload.content)
-    for number, raw in enumerate(content.splitlines()[:PREVIEW_LINES], start=1):
+    for number, raw in enumerate(head.splitlines()[:PREVIEW_LINES], start=1):
         text = raw.decode("utf-8", "replace")
         rows.append(
             {
@@ -248,13 +209,6 @@ def _preview_rows(upload: Upload, problems: list[Problem]) -> tuple[list[dict], 
     return rows, rest
 
 
-def _summary_text(result) -> str:
-    if isinstance(result, Run):
-        n_queries = result.rankings.count()
-        return f"A new run of {result.configuration.name} with {n_queries} ranked queries."
-    return str(result)
-
-
 def _checked_key(upload: Upload) -> str:
     return f"exchange-upload-{upload.pk}-summary"
 
@@ -264,7 +218,9 @@ def import_preview(request: HttpRequest, pool: str, upload_id: int) -> HttpRespo
     upload = get_object_or_404(Upload, pk=upload_id, pool=found, uploaded_by=request.user)
     if request.method == "POST":
         request.session.pop(_checked_key(upload), None)
-        result, summary, problems = _import_call(upload, request.user, check_only=False)
+        done = import_upload(upload, request.user, check_only=False)
+        result, summary, problems = done.result, done.summary, done.problems
+        head = uploads.head(upload, HEAD_BYTES) if problems else b""
         upload.delete()  # imported, or refused: either way nothing of the file stays behind
         if not problems:
             messages.success(request, f"Imported {upload.filename}: {summary}")
@@ -272,19 +228,22 @@ def import_preview(request: HttpRequest, pool: str, upload_id: int) -> HttpRespo
                 return redirect("judgments:configuration-detail", result.configuration_id)
             return redirect("judgments:pool-detail", found.name)
         messages.error(request, "The import was refused; nothing was stored. The problems are listed below.")
+        return _render_preview(request, found, upload, problems, summary, head=head)
+    summary = request.session.pop(_checked_key(upload), None)
+    if summary is not None:  # checked on upload a moment ago
+        problems = []
     else:
-        summary = request.session.pop(_checked_key(upload), None)
-        if summary is not None:  # checked on upload a moment ago
-            problems = []
-        else:
-            _, summary, problems = _import_call(upload, request.user, check_only=True)
-    return _render_preview(request, found, upload, problems, summary)
+        checked = import_upload(upload, request.user, check_only=True)
+        summary, problems = checked.summary, checked.problems
+    return _render_preview(request, found, upload, problems, summary, head=uploads.head(upload, HEAD_BYTES))
 
 
-def _render_preview(request, found: Pool, upload: Upload, problems: list[Problem], summary: str):
-    """The preview page: the first lines with their problems; an unsaved upload (refused) offers a new
-    upload instead of confirm and cancel."""
-    rows, other_problems = _preview_rows(upload, problems)
+def _render_preview(
+    request, found: Pool, upload: Upload, problems: list[Problem], summary: str, *, head: bytes
+):
+    """The preview page: the first lines (`head`: the file's start) with their problems; an unsaved
+    upload (refused) offers a new upload instead of confirm and cancel."""
+    rows, other_problems = _preview_rows(head, problems)
     configuration = None
     if upload.kind == "run":
         configuration = SearchConfiguration.objects.filter(
@@ -302,8 +261,7 @@ def _render_preview(request, found: Pool, upload: Upload, problems: list[Problem
             "problems": problems,
             "file_problems": [p for p in other_problems if p.line == 0],
             "later_problems": [p for p in other_problems if p.line != 0],
-            "n_lines": bytes(upload.content).count(b"\n")
-            + (0 if bytes(upload.content).endswith(b"\n") else 1),
+            "n_lines": upload.lines,
             "summary": summary,
             "max_problems": MAX_PROBLEMS,
         },

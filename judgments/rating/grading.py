@@ -27,11 +27,10 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from judgments import services
-from judgments.models import Judgment, ModelJudge, Pair, Pool
+from judgments.models import Judgment, Pair, Pool
 
 from .queue import QueueError
 
@@ -40,11 +39,19 @@ HOLD = timedelta(minutes=5)
 
 # --- Serving the queue -------------------------------------------------------------------------------
 
-_OPEN_SQL = """
+# The pair's document has content. Said as "not one of the documents without content": an anti-join on
+# the small partial index document_without_content, where a join would read every document's title and
+# body (most of the table) in a scan of the whole queue.
+_HAS_CONTENT = """
+    NOT EXISTS (SELECT 1 FROM judgments_document e WHERE e.pool_id = p.pool_id AND e.id = p.document_id
+                AND e.title = '' AND e.body = '')
+"""
+
+_OPEN_SQL = f"""
     p.pool_id = %(pool)s
     AND p.queued_at IS NOT NULL
     AND p.final_grade IS NULL
-    AND (d.title <> '' OR d.body <> '')
+    AND {_HAS_CONTENT}
     AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
     AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
     AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge
@@ -74,7 +81,7 @@ _QUEUED_GRADES = """
 def _open_for(cursor, params: dict, pair_id: int) -> bool:
     """Re-check one pair with a fresh snapshot (READ COMMITTED: each statement sees the latest commits)."""
     cursor.execute(
-        f"SELECT 1 FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id WHERE {_OPEN_SQL} AND p.id = %(pair)s",
+        f"SELECT 1 FROM judgments_pair p WHERE {_OPEN_SQL} AND p.id = %(pair)s",
         {**params, "pair": pair_id},
     )
     return cursor.fetchone() is not None
@@ -98,10 +105,11 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
         "seed": f"{rater.pk}:",
     }
     chosen = None
+    services.commit_without_waiting()  # holds are worth no disk wait: lost in a crash, a rater asks again
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT p.id FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
+            SELECT p.id FROM judgments_pair p
             WHERE {_OPEN_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s
             ORDER BY p.held_until DESC LIMIT 1
             FOR UPDATE OF p
@@ -113,10 +121,20 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
             chosen = row[0]
         else:
             chosen = _claim(cursor, params)
-    Pair.objects.filter(pool=pool, held_by=rater).exclude(pk=chosen).update(held_by=None, held_until=None)
+    with (
+        connection.cursor() as cursor
+    ):  # the rater's other holds released, the chosen pair held: one statement
+        cursor.execute(
+            """
+            UPDATE judgments_pair
+            SET held_by_id = CASE WHEN id = %(chosen)s THEN %(rater)s::bigint END,
+                held_until = CASE WHEN id = %(chosen)s THEN %(until)s::timestamptz END
+            WHERE (pool_id = %(pool)s AND held_by_id = %(rater)s) OR id = %(chosen)s
+            """,
+            {"chosen": chosen, "rater": rater.pk, "until": now + HOLD, "pool": pool.pk},
+        )
     if chosen is None:
         return None
-    Pair.objects.filter(pk=chosen).update(held_by=rater, held_until=now + HOLD)
     return Pair.objects.select_related("query", "document", "pool").get(pk=chosen)
 
 
@@ -144,9 +162,9 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
             f"""
             WITH {_QUEUED_GRADES}
             SELECT p.query_id
-            FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id LEFT JOIN g ON g.pair_id = p.id
+            FROM judgments_pair p LEFT JOIN g ON g.pair_id = p.id
             WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
-              AND (d.title <> '' OR d.body <> '')
+              AND {_HAS_CONTENT}
               AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
               AND NOT COALESCE(g.mine, false) AND COALESCE(g.n, 0) < %(wanted)s
               AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
@@ -172,7 +190,7 @@ def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
     while True:
         cursor.execute(
             f"""
-            SELECT p.id FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
+            SELECT p.id FROM judgments_pair p
             WHERE {_OPEN_SQL} AND p.query_id = %(query)s
             ORDER BY md5(%(seed)s || p.id::text), p.id
             LIMIT 1
@@ -221,18 +239,26 @@ def save_grade(
     """
     now = now or timezone.now()
     locked = Pair.objects.select_for_update().select_related("pool", "document").get(pk=pair.pk)
-    existing = Judgment.objects.filter(pair=locked, rater=rater).first()
-    adds_a_grade = not cant_judge and (existing is None or existing.cant_judge)
-    if existing is None or adds_a_grade:
+    # A statement after the lock: it sees every judgment committed by whoever held the lock before us.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT count(*) FILTER (
+                       WHERE NOT j.cant_judge
+                       AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)),
+                   bool_or(j.rater_id = %(rater)s),
+                   bool_or(j.rater_id = %(rater)s AND j.cant_judge)
+            FROM judgments_judgment j WHERE j.pair_id = %(pair)s
+            """,
+            {"pair": locked.pk, "rater": rater.pk},
+        )
+        n_grades, judged, judged_cant = cursor.fetchone()
+    adds_a_grade = not cant_judge and (not judged or judged_cant)
+    if not judged or adds_a_grade:
         held_by_other = (
             locked.held_by_id not in (None, rater.pk)
             and locked.held_until is not None
             and locked.held_until > now
-        )
-        n_grades = (
-            Judgment.objects.filter(pair=locked, cant_judge=False)
-            .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
-            .count()
         )
         if locked.queued_at is None or not locked.document.has_content:
             raise QueueError("This pair is not in the judging queue.")
@@ -253,19 +279,32 @@ def save_grade(
 # --- Progress ----------------------------------------------------------------------------------------
 
 
-def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int]:
-    """(queued pairs, complete ones, ones still open to the rater ignoring holds) in one pass."""
+def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int, int, int]:
+    """(queued pairs, complete ones, ones still open to the rater ignoring holds, the rater's grades and
+    can't-judge answers in the pool) in one statement."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            WITH {_QUEUED_GRADES}
-            SELECT count(*),
-                   count(*) FILTER (WHERE p.final_grade IS NOT NULL OR COALESCE(g.n, 0) >= %(wanted)s),
-                   count(*) FILTER (WHERE p.final_grade IS NULL AND COALESCE(g.n, 0) < %(wanted)s
-                                    AND NOT COALESCE(g.mine, false) AND (d.title <> '' OR d.body <> ''))
-            FROM judgments_pair p JOIN judgments_document d ON d.id = p.document_id
-            LEFT JOIN g ON g.pair_id = p.id
-            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL
+            WITH {_QUEUED_GRADES},
+            queue AS (
+                SELECT count(*) AS queued,
+                       count(*) FILTER (WHERE p.final_grade IS NOT NULL OR COALESCE(g.n, 0) >= %(wanted)s)
+                           AS complete,
+                       count(*) FILTER (WHERE p.final_grade IS NULL AND COALESCE(g.n, 0) < %(wanted)s
+                                        AND NOT COALESCE(g.mine, false) AND empty.id IS NULL) AS remaining
+                FROM judgments_pair p LEFT JOIN g ON g.pair_id = p.id
+                LEFT JOIN judgments_document empty  -- a join: a subquery in FILTER would run once per pair
+                     ON empty.pool_id = p.pool_id AND empty.id = p.document_id
+                     AND empty.title = '' AND empty.body = ''
+                WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL
+            ),
+            mine AS (
+                SELECT count(*) FILTER (WHERE NOT j.cant_judge) AS graded,
+                       count(*) FILTER (WHERE j.cant_judge) AS cant
+                FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
+                WHERE j.rater_id = %(rater)s AND jp.pool_id = %(pool)s
+            )
+            SELECT queued, complete, remaining, graded, cant FROM queue, mine
             """,
             {"pool": pool.pk, "rater": rater_pk, "wanted": pool.raters_per_pair},
         )
@@ -282,14 +321,12 @@ def _overall(queued: int, complete: int) -> dict:
 
 def progress(rater, pool: Pool) -> tuple[dict, dict]:
     """(rater_progress, pool_progress) with one pass over the queue."""
-    queued, complete, remaining = _queue_counts(pool, rater.pk)
-    mine = Judgment.objects.filter(pair__pool=pool, rater=rater).aggregate(
-        graded=Count("pk", filter=Q(cant_judge=False)), cant=Count("pk", filter=Q(cant_judge=True))
-    )
-    done = mine["graded"] + mine["cant"]
+    queued, complete, remaining, graded, cant = _queue_counts(pool, rater.pk)
+    done = graded + cant
     total = done + remaining
     percent = round(100 * done / total) if total else 100
-    return {**mine, "done": done, "remaining": remaining, "percent": percent}, _overall(queued, complete)
+    mine = {"graded": graded, "cant": cant, "done": done, "remaining": remaining, "percent": percent}
+    return mine, _overall(queued, complete)
 
 
 def rater_progress(rater, pool: Pool) -> dict:
@@ -299,5 +336,5 @@ def rater_progress(rater, pool: Pool) -> dict:
 
 def pool_progress(pool: Pool) -> dict:
     """Queued pairs of the pool and how many have their grades (or a final grade)."""
-    queued, complete, _ = _queue_counts(pool)
+    queued, complete, *_ = _queue_counts(pool)
     return _overall(queued, complete)

@@ -85,10 +85,26 @@ def _previous_pair_id(rater, pool: Pool, before: Judgment | None) -> int | None:
     return mine.order_by("-pk").values_list("pair_id", flat=True).first()
 
 
-def _grading_context(request, pool: Pool, pair: Pair | None, *, form=None, notice: str = "") -> dict:
+_LOOK_UP = object()  # _grading_context: find it in the database
+
+
+def _grading_context(
+    request,
+    pool: Pool,
+    pair: Pair | None,
+    *,
+    form=None,
+    notice: str = "",
+    judgment=_LOOK_UP,
+    previous=_LOOK_UP,
+) -> dict:
+    """`judgment`: the rater's judgment of `pair` and `previous`: the pair of their judgment before it,
+    when the caller knows them (right after a grade), else looked up."""
     rater = request.user
-    judgment = Judgment.objects.filter(pair=pair, rater=rater).first() if pair else None
-    previous = _previous_pair_id(rater, pool, judgment)
+    if judgment is _LOOK_UP:
+        judgment = Judgment.objects.filter(pair=pair, rater=rater).first() if pair else None
+    if previous is _LOOK_UP:
+        previous = _previous_pair_id(rater, pool, judgment)
     mine, overall = grading.progress(rater, pool)
     context = {
         "pool": pool,
@@ -135,12 +151,17 @@ def _render_grading(
     return response
 
 
-def _next(request, pool: Pool, *, notice: str = "", level=messages.SUCCESS) -> HttpResponse:
-    """After an answer: the next pair in place (fragment requests) or a redirect to it (plain forms)."""
+def _next(
+    request, pool: Pool, *, notice: str = "", level=messages.SUCCESS, just_graded: int | None = None
+) -> HttpResponse:
+    """After an answer: the next pair in place (fragment requests) or a redirect to it (plain forms).
+    `just_graded`: the pair the rater's newest judgment is of (their "previous" pair), when known."""
     url = reverse("rating:grade", args=[pool.name])
     if _is_fragment(request):
         pair = grading.next_pair_for(request.user, pool, skip=_skipped(request, pool))
-        return _render_grading(request, pool, pair, url=url, notice=notice)
+        known = {"previous": just_graded} if just_graded is not None else {}
+        # A pair served by next_pair_for is one the rater has not judged.
+        return _render_grading(request, pool, pair, url=url, notice=notice, judgment=None, **known)
     if notice:
         messages.add_message(request, level, notice)
     return redirect(url)
@@ -196,7 +217,6 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         return _render_grading(request, found, pair, url=request.path)
 
     form = GradeForm(request.POST, pool=found)
-    judged = Judgment.objects.filter(pair=pair, rater=request.user).exists()
     if not form.is_valid():
         if grading.may_view(pair, request.user):
             return _render_grading(
@@ -210,12 +230,13 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         )
     data = form.cleaned_data
     if data["action"] == GradeForm.SKIP:
-        if not judged:  # skipping a pair one has judged already just leaves it as it is
+        # Skipping a pair one has judged already just leaves it as it is.
+        if not Judgment.objects.filter(pair=pair, rater=request.user).exists():
             _add_skipped(request, found, pair.pk)
             grading.release_hold(pair, request.user)
         return _next(request, found)
     try:
-        grading.save_grade(
+        judgment = grading.save_grade(
             pair,
             request.user,
             grade=data["grade"],
@@ -225,6 +246,7 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         )
     except (queue.QueueError, services.JudgmentError) as error:
         return _next(request, found, notice=str(error), level=messages.ERROR)
+    judged = not judgment.created  # had judged it before: this changed it
     if data["action"] == GradeForm.CANT:
         saved = "Saved as can't judge."
     else:
@@ -233,7 +255,12 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     if return_to:
         messages.success(request, f"{pair.query.external_id} / {pair.document.external_id}: {saved}")
         return redirect(return_to)
-    return _next(request, found, notice=f"{'Changed. ' if judged else ''}{saved} Back (u) changes it.")
+    return _next(
+        request,
+        found,
+        notice=f"{'Changed. ' if judged else ''}{saved} Back (u) changes it.",
+        just_graded=None if judged else pair.pk,  # a new judgment is the rater's newest
+    )
 
 
 @access.require(access.is_rater)

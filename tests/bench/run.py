@@ -11,7 +11,15 @@ from importlib import import_module
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCHMARKS = ("bench_scoring", "bench_compare", "bench_exchange", "bench_export", "bench_capture")
+BENCHMARKS = (
+    "bench_scoring",
+    "bench_compare",
+    "bench_exchange",
+    "bench_export",
+    "bench_capture",
+    "bench_grading",
+    "bench_upload",
+)
 
 
 def main(argv: list[str]) -> None:

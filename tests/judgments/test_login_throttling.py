@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from axes.models import AccessAttempt
+from django.contrib.auth import authenticate
 from django.test import RequestFactory
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -93,6 +94,21 @@ def test_the_lockout_ends_after_the_cool_off_and_a_success_resets_the_count(clie
     assert page_login(client, rater.username, PASSWORD).status_code == 302
     assert token_login(rater.username, PASSWORD).status_code == 200
     assert not AccessAttempt.objects.filter(username=rater.username).exists()
+
+
+def test_authenticate_without_a_request_is_not_throttled(client, rater, caplog):
+    """Commands and scripts call authenticate() without a request: no address to count, nothing to lock."""
+    for _ in range(LIMIT):
+        page_login(client, rater.username, "wrong")
+    assert page_login(client, rater.username, PASSWORD).status_code == 429  # locked on the page
+    failures = AccessAttempt.objects.get(username=rater.username).failures_since_start
+    caplog.clear()
+    assert authenticate(username=rater.username, password=PASSWORD) == rater
+    assert authenticate(username=rater.username, password="wrong") is None
+    assert authenticate(None, username=rater.username, password="wrong") is None
+    # Not counted either, and no error from axes in the log.
+    assert AccessAttempt.objects.get(username=rater.username).failures_since_start == failures
+    assert not [r for r in caplog.records if r.levelno >= 40 and r.name.startswith("axes")]
 
 
 @pytest.mark.parametrize(

@@ -51,3 +51,26 @@ def test_the_fast_ranking_check_never_passes_a_ranking_the_full_check_refuses(do
         assert validate_rankings({"q1": docs}) == []
     else:
         assert validate_rankings({"q1": docs}) != []
+
+
+def _synchronous_commit() -> str:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+def test_commit_without_waiting_only_for_a_transaction_of_its_own(transactional_db):
+    """A hold or a rescore may commit without waiting for the disk; a larger transaction around it, which
+    may hold a grade, keeps waiting."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        services.commit_without_waiting()
+        assert _synchronous_commit() == "off"
+    assert _synchronous_commit() == "on"  # the setting was the transaction's only
+    with transaction.atomic():
+        with transaction.atomic():
+            services.commit_without_waiting()
+            assert _synchronous_commit() == "on"

@@ -1,7 +1,8 @@
 """`make run`: migrate, load the demo, then serve the app, a task worker and the demo search engine (a
 thread of this process, judgments.capture.demo) until Ctrl-C.
 
-The web server and the worker are child processes, kept running by a `Supervisor`: a child that exits
+The web server (runserver, its database connections from a pool: settings.DB_POOL_SIZE) and the worker
+are child processes, kept running by a `Supervisor`: a child that exits
 (a crash, `kill -9`, out of memory) is said on stderr and started again, after a pause that grows while
 it keeps dying at once; the other child and the database keep running meanwhile. Only Ctrl-C (or SIGTERM)
 stops the children, then the embedded PostgreSQL (when it is the one in use), unless another process (a
@@ -28,6 +29,7 @@ from judgments.capture import demo
 
 FIRST_PAUSE, MAX_PAUSE = 1.0, 30.0  # seconds before restarting a child; doubled while it dies quickly
 QUICK_DEATH = 30.0  # a child that ran less than this long died quickly
+WEB_POOL_SIZE = 10  # database connections of the web server, however many browser connections it serves
 
 
 def _die_with_parent() -> None:
@@ -42,6 +44,7 @@ def _die_with_parent() -> None:
 class _Child:
     name: str
     command: list[str]
+    env: dict[str, str] | None = None  # None: this process's environment
     process: subprocess.Popen | None = None
     started: float = 0.0
     pause: float = FIRST_PAUSE
@@ -53,13 +56,24 @@ class _Child:
 class Supervisor:
     """Starts named commands and keeps them running: `check()` restarts the ones that exited."""
 
-    def __init__(self, commands: dict[str, list[str]], say=print, clock=time.monotonic):
-        self.children = [_Child(name, command) for name, command in commands.items()]
+    def __init__(
+        self,
+        commands: dict[str, list[str]],
+        say=print,
+        clock=time.monotonic,
+        env: dict[str, dict] | None = None,
+    ):
+        """`env`: extra environment variables of some children, by name."""
+        env = env or {}
+        self.children = [
+            _Child(name, command, {**os.environ, **env[name]} if name in env else None)
+            for name, command in commands.items()
+        ]
         self.say = say
         self.clock = clock
 
     def _start(self, child: _Child) -> None:
-        child.process = subprocess.Popen(child.command, preexec_fn=_die_with_parent)
+        child.process = subprocess.Popen(child.command, env=child.env, preexec_fn=_die_with_parent)
         child.started = self.clock()
         child.restart_at = None
         child.pids.append(child.process.pid)
@@ -138,6 +152,9 @@ class Command(BaseCommand):
                 "web server": [python, manage, "runserver", f"{host}:{port}", "--noreload"],
             },
             say=lambda message: self.stderr.write(message),
+            # runserver starts a thread per browser connection: each request borrows a pooled database
+            # connection instead of its thread keeping one (settings.DB_POOL_SIZE).
+            env={"web server": {"DB_POOL_SIZE": os.environ.get("DB_POOL_SIZE") or str(WEB_POOL_SIZE)}},
         )
         stopping = False
 

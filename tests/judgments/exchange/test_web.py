@@ -7,6 +7,7 @@ from django.http import StreamingHttpResponse
 from rest_framework.authtoken.models import Token
 
 from judgments import services
+from judgments.exchange import uploads
 from judgments.models import Document, Judgment, Run, SearchConfiguration, Upload
 
 ROLES = ("site_admin", "engineer", "other_engineer", "rater", "other_rater", "outsider")
@@ -159,8 +160,8 @@ def test_engineer_cannot_upload_a_run_for_another_team(as_role, other_configurat
 
 
 def test_engineer_cannot_confirm_an_upload_of_another_kind(as_role, engineer, pool):
-    stored = Upload.objects.create(
-        pool=pool, uploaded_by=engineer, kind="documents", filename="d.jsonl", content=b'{"id": "d9"}\n'
+    stored = uploads.store_bytes(
+        Upload(pool=pool, uploaded_by=engineer, kind="documents", filename="d.jsonl"), b'{"id": "d9"}\n'
     )
     client = as_role("engineer")
     client.post(f"/pools/robust/import/{stored.pk}/")
@@ -168,8 +169,8 @@ def test_engineer_cannot_confirm_an_upload_of_another_kind(as_role, engineer, po
 
 
 def test_an_upload_is_private_to_its_uploader(as_role, site_admin, pool):
-    stored = Upload.objects.create(
-        pool=pool, uploaded_by=site_admin, kind="documents", filename="d.jsonl", content=b'{"id": "d9"}\n'
+    stored = uploads.store_bytes(
+        Upload(pool=pool, uploaded_by=site_admin, kind="documents", filename="d.jsonl"), b'{"id": "d9"}\n'
     )
     client = as_role("engineer")
     assert client.get(f"/pools/robust/import/{stored.pk}/").status_code == 404
