@@ -241,15 +241,25 @@ def _cache_key(cursor, rule: str, source: str) -> tuple[str, str, list[int]]:
     return rule, source, model_raters(cursor).tolist()
 
 
+def history_mark(cursor) -> int:
+    """The newest judgment history id: take it before reading grades that the cache will keep."""
+    cursor.execute("SELECT COALESCE(max(id), 0) FROM judgments_judgmentchange")
+    return cursor.fetchone()[0]
+
+
 def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None:
     """The pool's combined grades as its scores were last computed from them (models.PoolGrades), or
-    None when there are none under this combine rule, grade source and set of model raters."""
+    None when there are none under this combine rule, grade source and set of model raters, or a
+    judgment changed since they were read."""
     cursor.execute(
-        "SELECT combine_rule, grade_source, model_raters FROM scoring_poolgrades WHERE pool_id = %s",
+        "SELECT combine_rule, grade_source, model_raters, history_mark FROM scoring_poolgrades"
+        " WHERE pool_id = %s",
         [pool_id],
     )
     row = cursor.fetchone()
     if row is None or (row[0], row[1], sorted(row[2])) != _cache_key(cursor, rule, source):
+        return None
+    if row[3] != history_mark(cursor):  # a judgment changed since: they may be stale
         return None
     data, position = pgcopy._read_all(
         cursor,
@@ -283,20 +293,25 @@ def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None
     )
 
 
-def remember_grades(cursor, pool_id: int, rule: str, source: str, grades: Grades, scope=None) -> None:
+def remember_grades(
+    cursor, pool_id: int, rule: str, source: str, grades: Grades, scope=None, mark: int | None = None
+) -> None:
     """Store the grades scoring has just read from the judgments: of the whole pool (scope None; the
     pool's cache is replaced and labelled with the rule, source and model raters), or of the queries in
-    `scope` (those rows only, and only when the pool has a cache under the same label). Call it under
-    the pool's scoring lock, in the transaction that writes the scores."""
+    `scope` (those rows only, and only when the pool has a cache under the same label). `mark`: the
+    history_mark taken before the whole pool's grades were read (scope None). Call it under the
+    pool's scoring lock, in the transaction that writes the scores."""
     key = _cache_key(cursor, rule, source)
     if scope is None:
+        if mark is None:
+            raise ValueError("the whole pool's grades need the history mark taken before reading them")
         cursor.execute("DELETE FROM scoring_querygrades WHERE pool_id = %s", [pool_id])
         cursor.execute(
-            "INSERT INTO scoring_poolgrades (pool_id, combine_rule, grade_source, model_raters, written_at)"
-            " VALUES (%s, %s, %s, %s, now()) ON CONFLICT (pool_id) DO UPDATE SET combine_rule ="
+            "INSERT INTO scoring_poolgrades (pool_id, combine_rule, grade_source, model_raters, history_mark,"
+            " written_at) VALUES (%s, %s, %s, %s, %s, now()) ON CONFLICT (pool_id) DO UPDATE SET combine_rule ="
             " EXCLUDED.combine_rule, grade_source = EXCLUDED.grade_source, model_raters = EXCLUDED.model_raters,"
-            " written_at = now()",
-            [pool_id, *key],
+            " history_mark = EXCLUDED.history_mark, written_at = now()",
+            [pool_id, *key, mark],
         )
     else:
         cursor.execute(

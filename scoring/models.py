@@ -194,10 +194,11 @@ class PoolGrades(models.Model):
     reads 5,000 rows of arrays instead of every judgment of the pool (1,200,000 rows took 1.0-1.3 s,
     most of a new run's scoring). One `QueryGrades` row per graded query, written by scoring.services
     under the pool's scoring lock whenever it reads grades from the judgments: all of them on a full
-    recompute (or the first new run), those of the changed queries after a grade change. This row
-    says under which combine rule, grade source and model raters they were combined; when the pool's
-    differ, the cache is not used. A grade changed without the grades_changed signal (which leaves
-    the scores stale as well) is not seen until the next full recompute."""
+    recompute (or a new run), those of the changed queries after a grade change. This row says under
+    which combine rule, grade source and model raters they were combined, and the newest judgment
+    history id then: when any of these differs now (any judgment changed anywhere since, the history
+    logs every change), a new run's scoring reads the judgments and writes the cache again. A final
+    grade set without the grades_changed signal is not seen until the next full recompute."""
 
     pool = models.OneToOneField(
         "judgments.Pool", models.CASCADE, primary_key=True, db_constraint=False, related_name="+"
@@ -205,6 +206,9 @@ class PoolGrades(models.Model):
     combine_rule = models.CharField(max_length=10)
     grade_source = models.CharField(max_length=10)
     model_raters = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    history_mark = models.BigIntegerField(
+        help_text="the newest judgment history id when the grades were read"
+    )
     written_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

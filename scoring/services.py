@@ -26,7 +26,7 @@ from .cells import (
     _score_cells,
     _sync_rows,
 )
-from .grades import WORK_MEM, ScoringError, _read_grades, cached_grades, remember_grades
+from .grades import WORK_MEM, ScoringError, _read_grades, cached_grades, history_mark, remember_grades
 
 logger = logging.getLogger(__name__)
 # Batches the reading connection may hold ready (each about BATCH_ENTRIES x 8 bytes of rankings and the
@@ -121,8 +121,9 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             tick = time.perf_counter()
             grades = cached_grades(cursor, pool.pk, rule, source)
             if grades is None:
+                mark = history_mark(cursor)
                 grades = _read_grades(cursor, pool.pk, rule, None, source)
-                remember_grades(cursor, pool.pk, rule, source, grades)
+                remember_grades(cursor, pool.pk, rule, source, grades, mark=mark)
             timings["read grades"] = time.perf_counter() - tick
             graded = grades.queries.tolist()
             where, params = _Batch().where(run_ids)
@@ -181,6 +182,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         try:
             if grades is None:
                 tick = time.perf_counter()
+                mark = history_mark(cursor)
                 grades = _read_grades(
                     cursor, pool.pk, rule, None if scope is None else scope.tolist(), source
                 )
@@ -212,7 +214,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                 summary.add(behind.counts)
             if remembered is not None:
                 remember_grades(
-                    cursor, pool.pk, rule, source, remembered, None if scope is None else scope.tolist()
+                    cursor, pool.pk, rule, source, remembered, None if scope is None else scope.tolist(), mark
                 )
         finally:
             if ahead is not None:

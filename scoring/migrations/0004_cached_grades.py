@@ -50,6 +50,12 @@ class Migration(migrations.Migration):
                         base_field=models.BigIntegerField(), blank=True, default=list, size=None
                     ),
                 ),
+                (
+                    "history_mark",
+                    models.BigIntegerField(
+                        help_text="the newest judgment history id when the grades were read"
+                    ),
+                ),
                 ("written_at", models.DateTimeField(auto_now=True)),
             ],
         ),
