@@ -261,7 +261,7 @@ def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None
         return None
     if row[3] != history_mark(cursor):  # a judgment changed since: they may be stale
         return None
-    data, position = pgcopy._read_all(
+    data, position = pgcopy.read_stream(
         cursor,
         "SELECT query_id, doc_ids, grades FROM scoring_querygrades WHERE pool_id = %s ORDER BY query_id",
         [pool_id],

@@ -3,14 +3,20 @@
 1. Run import: a 500,000-line TREC run file (5,000 queries x 100 documents drawn from a 100,000-document
    pool) through `manage.py import_run`, against `psql \\copy` of the same file into a plain table
    (no index, no constraint) on the same server. Target: <= 1.5x.
-2. Qrels export: 1,000,000 judgments (10,000 queries x 100 documents, one rater) through
+2. The same on the realistic pool (tests/bench/realistic_pool.py: 5,000 queries, 1.5M documents, 1.2M
+   judgments, 50 runs stored and scored, VACUUM ANALYZE; built here, or reused with --realistic-pool):
+   a 51st run, stored and scored, with the scoring of the new run timed apart. Target: <= 4x.
+3. Qrels import: 1,000,000 lines into a new pool (queries, documents, pairs, judgments, history), on
+   the database holding the realistic pool. Target: <= 15x.
+4. Qrels export: 1,000,000 judgments (10,000 queries x 100 documents, one rater) through
    `manage.py export_qrels`, against psql's `COPY (SELECT qid, 0, docid, grade ...) TO STDOUT` of the
    same rows. Target: <= 1.5x.
 
 Each side is timed as a whole process (interpreter and Django start-up included for ours), and ours
 also in-process through call_command (start-up excluded). Every timing is the best of --repeat rounds,
 each round running psql, our process and our call_command in turn. The pools it creates are deleted
-at the end (unless --keep). Figures go to stdout.
+at the end (unless --keep; a reused realistic pool is kept, the runs added to it dropped). Figures go
+to stdout.
 """
 
 from __future__ import annotations
