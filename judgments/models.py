@@ -159,8 +159,14 @@ class Pool(models.Model):
         return None
 
 
+# Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
+# comment): a second index would only cost every bulk insert (migration 0012).
+
+
 class Query(models.Model):
-    pool = models.ForeignKey(Pool, models.CASCADE, related_name="queries")
+    pool = models.ForeignKey(
+        Pool, models.CASCADE, related_name="queries", db_index=False
+    )  # query_id_unique_in_pool
     external_id = models.CharField("query id", max_length=EXTERNAL_ID_MAX, validators=[no_whitespace])
     text = models.TextField(blank=True)
     information_need = models.TextField(blank=True, help_text="What the searcher wants; raters see it.")
@@ -188,7 +194,9 @@ class DocumentQuerySet(models.QuerySet):
 
 
 class Document(models.Model):
-    pool = models.ForeignKey(Pool, models.CASCADE, related_name="documents")
+    pool = models.ForeignKey(
+        Pool, models.CASCADE, related_name="documents", db_index=False
+    )  # document_id_unique_in_pool
     external_id = models.CharField("document id", max_length=EXTERNAL_ID_MAX, validators=[no_whitespace])
     title = models.TextField(blank=True)
     body = models.TextField(blank=True)
@@ -243,22 +251,22 @@ class PairQuerySet(models.QuerySet):
 class Pair(models.Model):
     """A (query, document) of a pool: what raters grade, what the queue holds, what an admin adjudicates."""
 
-    pool = models.ForeignKey(Pool, models.CASCADE, related_name="pairs")
-    query = models.ForeignKey(Query, models.CASCADE, related_name="pairs")
+    pool = models.ForeignKey(Pool, models.CASCADE, related_name="pairs", db_index=False)  # pair_queue_idx
+    query = models.ForeignKey(Query, models.CASCADE, related_name="pairs", db_index=False)  # pair_unique
     document = models.ForeignKey(Document, models.CASCADE, related_name="pairs")
     # The judging queue: queued_at set = waiting for grades; priority: higher is served first.
     queued_at = models.DateTimeField(null=True, blank=True)
     priority = models.IntegerField(default=0)
     # A rater holds a pair while grading it, so two raters are not served the same pair.
     held_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )  # pair_held_by_idx, partial: most pairs are held by no one
     held_until = models.DateTimeField(null=True, blank=True)
     # Adjudication: an admin's final grade wins over the combined raters' grades.
     final_grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
     final_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )  # pair_final_by_idx, partial
     final_at = models.DateTimeField(null=True, blank=True)
 
     objects = PairQuerySet.as_manager()
@@ -273,6 +281,8 @@ class Pair(models.Model):
         ]
         indexes = [
             models.Index(fields=["pool", "queued_at"], name="pair_queue_idx"),
+            models.Index(fields=["held_by"], name="pair_held_by_idx", condition=Q(held_by__isnull=False)),
+            models.Index(fields=["final_by"], name="pair_final_by_idx", condition=Q(final_by__isnull=False)),
         ]
 
     def __str__(self) -> str:
@@ -293,8 +303,12 @@ class JudgmentQuerySet(models.QuerySet):
 class Judgment(models.Model):
     """One rater's grade of one pair. Changes are logged by a database trigger into JudgmentChange."""
 
-    pair = models.ForeignKey(Pair, models.CASCADE, related_name="judgments")
-    rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="judgments")
+    pair = models.ForeignKey(
+        Pair, models.CASCADE, related_name="judgments", db_index=False
+    )  # one_judgment_per_...
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.PROTECT, related_name="judgments", db_index=False
+    )  # judgment_rater_recent_idx
     grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
     cant_judge = models.BooleanField(default=False)
     cant_judge_reason = models.TextField(blank=True)
@@ -457,8 +471,12 @@ class Ranking(models.Model):
     which read back ~20x faster than 25 million rows (see bench/ and README).
     """
 
-    run = models.ForeignKey(Run, models.CASCADE, related_name="rankings")
-    query = models.ForeignKey(Query, models.CASCADE, related_name="rankings")
+    run = models.ForeignKey(
+        Run, models.CASCADE, related_name="rankings", db_index=False
+    )  # one_ranking_per_...
+    query = models.ForeignKey(
+        Query, models.CASCADE, related_name="rankings", db_index=False
+    )  # ranking_query_idx
     doc_ids = ArrayField(models.BigIntegerField(), help_text="Document primary keys, best first.")
 
     class Meta:

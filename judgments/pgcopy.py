@@ -8,7 +8,8 @@ with the counts and lengths filled in.
 
 In: `copy_in` (a context manager: writes the header, hands psycopg's Copy over for the rows, writes the
 trailer) and `write_rows` (one array of rows). Out: `read_rows` (fixed-size rows as a structured array),
-`stream_rows` (the same in blocks, for bounded memory) and `read_columns` (one row of arrays). A stream
+`stream_rows` (the same in blocks, for bounded memory), `read_columns` (one row of arrays) and
+`read_stream` (the raw rows, for rows of varying size). A stream
 that is not what was asked for raises CopyError.
 """
 
@@ -108,6 +109,12 @@ def _read_all(cursor, sql: str, params: Sequence | None) -> tuple[bytearray, int
     if not data.startswith(SIGNATURE) or not data.endswith(TRAILER):
         raise CopyError("unexpected binary COPY stream from the database")
     return data, 19 + int.from_bytes(data[15:19], "big")
+
+
+def read_stream(cursor, sql: str, params: Sequence | None) -> tuple[bytearray, int]:
+    """The whole binary COPY stream of `sql`, checked at both ends, and where its rows start: for rows
+    of varying size (arrays of varying length), which the caller walks itself."""
+    return _read_all(cursor, sql, params)
 
 
 def _check_lengths(rows: np.ndarray) -> None:

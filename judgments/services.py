@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from django.db import connection, transaction
 from django.utils import timezone
 
+from . import bulk
 from .models import DISTRACTOR, Document, Judgment, Pair, Pool, Query, Ranking, Run, SearchConfiguration
 from .signals import grades_changed, run_submitted
 
@@ -186,39 +187,59 @@ def set_distractors(pool: Pool, enabled: bool) -> Pool:
 # --- Queries, documents, pairs by external id ------------------------------------------------------
 
 
-def ensure_queries(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
+class Keys(dict):
+    """{external id: primary key}; `created`: how many of them were created."""
+
+    created: int = 0
+
+
+def _lock_pool(pool: Pool) -> None:
+    """The pool's import lock (judgments.bulk), taken before creating its queries, documents or pairs."""
+    with connection.cursor() as cursor:
+        bulk.lock_pool(cursor, pool.pk)
+
+
+@transaction.atomic
+def ensure_queries(pool: Pool, external_ids: Iterable[str]) -> Keys:
     """Map external query ids to primary keys, creating the missing ones (text unknown yet)."""
     wanted = set(external_ids)
-    found = dict(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+    found = Keys(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
     missing = wanted - found.keys()
     if missing:
+        _lock_pool(pool)
+        before = len(found)
         Query.objects.bulk_create(
             [Query(pool=pool, external_id=q) for q in sorted(missing)], ignore_conflicts=True
         )
-        found = dict(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+        found = Keys(Query.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk"))
+        found.created = len(found) - before
     return found
 
 
-def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
+@transaction.atomic
+def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
     """Map external document ids to primary keys, creating the missing ones (no content yet).
 
     Large sets go through a temporary table: one round trip instead of a giant IN list.
     """
     wanted = set(external_ids)
     if len(wanted) < 5000:
-        found = dict(
+        found = Keys(
             Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk")
         )
         missing = wanted - found.keys()
         if missing:
+            _lock_pool(pool)
+            before = len(found)
             Document.objects.bulk_create(
                 [Document(pool=pool, external_id=d) for d in sorted(missing)],
                 ignore_conflicts=True,
                 batch_size=5000,
             )
-            found = dict(
+            found = Keys(
                 Document.objects.filter(pool=pool, external_id__in=wanted).values_list("external_id", "pk")
             )
+            found.created = len(found) - before
         return found
     with transaction.atomic(), connection.cursor() as cursor:
         # Hash joins of a few hundred thousand ids stay in memory (4MB spills them to disk: 2x slower),
@@ -236,44 +257,56 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> dict[str, int]:
             # COPY's text format: ids hold no whitespace (the parsers and a CHECK refuse it); escape "\\".
             copy.write("".join(d.replace("\\", "\\\\") + "\n" for d in wanted))
         cursor.execute("ANALYZE jl_wanted_docs")
-        # Only the missing ones are inserted: ON CONFLICT for 500,000 existing ids took 2.8 s, the
-        # anti-join 0.3 s. ON CONFLICT stays for a concurrent import of the same ids.
+        # Only the missing ones are inserted, by a plain INSERT: every writer of a pool's documents
+        # holds its import lock, so none is inserted meanwhile. ON CONFLICT for 500,000 existing ids
+        # took 2.8 s, the anti-join 0.3 s; and ON CONFLICT's speculative insertion of 1,000,000 new
+        # ones 1.8x the time of a plain INSERT. The new ones' keys come back from the INSERT itself
+        # (a join of the wanted ids with the document table afterwards took 3-9 s for a million).
+        bulk.lock_pool(cursor, pool.pk)
         cursor.execute(
             """
-            INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
-            SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
-            WHERE NOT EXISTS (
-                SELECT 1 FROM judgments_document d WHERE d.pool_id = %s AND d.external_id = w.external_id
-            )
-            ON CONFLICT (pool_id, external_id) DO NOTHING
+            WITH existing AS (
+                SELECT d.external_id, d.id FROM judgments_document d
+                JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
+            ), created AS (
+                INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
+                SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
+                WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.external_id = w.external_id)
+                RETURNING external_id, id
+            ), found AS (SELECT * FROM existing UNION ALL SELECT * FROM created)
+            -- One row back: the ids run together and their keys (one aggregate pass, so the same order).
+            SELECT string_agg(external_id, E'\\n'), array_agg(id), (SELECT count(*) FROM created) FROM found
             """,
             [pool.pk, pool.pk],
         )
-        # One row back: the ids run together and their keys (one aggregate pass, so the same order).
-        cursor.execute(
-            """
-            SELECT string_agg(d.external_id, E'\\n'), array_agg(d.id) FROM judgments_document d
-            JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
-            """,
-            [pool.pk],
-        )
-        names, keys = cursor.fetchone()
+        names, keys, created = cursor.fetchone()
         cursor.execute(
             "SELECT set_config('work_mem', %s, true), set_config('enable_nestloop', %s, true)",
             [work_mem, nestloop],
         )
-        return dict(zip(names.split("\n"), keys, strict=True)) if names is not None else {}
+        found = Keys(zip(names.split("\n"), keys, strict=True)) if names is not None else Keys()
+        found.created = created
+        return found
 
 
 def insert_pairs(cursor, pool: Pool, source: str, params: Sequence = ()) -> None:
     """Create the pairs of `pool` that `source` (a table, or a parenthesised query with `params`, with
-    columns query_id and document_id) names and the pool lacks: one set-based INSERT, no per-pair map in
-    Python. Pairs that exist, or that a concurrent import creates, are left alone."""
+    columns query_id and document_id, each pair once) names and the pool lacks: one set-based INSERT, no per-pair map in
+    Python. Pairs that exist are left alone. Every writer of pairs holds the pool's import lock
+    (judgments.bulk), so a plain INSERT of the missing ones suffices (no speculative insertion)."""
+    bulk.lock_pool(cursor, pool.pk)
+    cursor.execute("SELECT EXISTS (SELECT 1 FROM judgments_pair WHERE pool_id = %s)", [pool.pk])
+    # A pool without pairs yet (a first import) has none of them: no anti-join (1,000,000 probes).
+    missing = (
+        "WHERE NOT EXISTS (SELECT 1 FROM judgments_pair p WHERE p.query_id = w.query_id"
+        " AND p.document_id = w.document_id)"
+        if cursor.fetchone()[0]
+        else ""
+    )
     cursor.execute(
         f"""
         INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
-        SELECT %s, w.query_id, w.document_id, 0 FROM {source} w
-        ON CONFLICT (query_id, document_id) DO NOTHING
+        SELECT %s::bigint, w.query_id, w.document_id, 0 FROM {source} w {missing}
         """,
         [pool.pk, *params],
     )

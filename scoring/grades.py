@@ -12,12 +12,14 @@ the rater of each grade and masks in numpy (`counted`).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection, transaction
 
+from judgments import pgcopy
 from judgments.models import CombineRule, GradeSource, Pool
 from judgments.pgcopy import read_columns
 
@@ -234,3 +236,125 @@ def combine_grades(
     combined = np.where(pair_final > NO_GRADE, pair_final, combined)
     keep = has_grade | (pair_final > NO_GRADE)
     return Grades(query[starts][keep].astype(np.int64), doc[starts][keep].astype(np.int64), combined[keep])
+
+
+# --- The cache of combined grades (models.PoolGrades, QueryGrades) ---------------------------------------
+
+_ELEMENTS = {
+    "doc": np.dtype([("len", ">i4"), ("value", ">i8")]),
+    "grade": np.dtype([("len", ">i4"), ("value", ">f8")]),
+}
+_FLOAT8_OID = 701
+
+
+def _cache_key(cursor, rule: str, source: str) -> tuple[str, str, list[int]]:
+    return rule, source, model_raters(cursor).tolist()
+
+
+def history_mark(cursor) -> int:
+    """The newest judgment history id: take it before reading grades that the cache will keep."""
+    cursor.execute("SELECT COALESCE(max(id), 0) FROM judgments_judgmentchange")
+    return cursor.fetchone()[0]
+
+
+def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None:
+    """The pool's combined grades as its scores were last computed from them (models.PoolGrades), or
+    None when there are none under this combine rule, grade source and set of model raters, or a
+    judgment changed since they were read."""
+    cursor.execute(
+        "SELECT combine_rule, grade_source, model_raters, history_mark FROM scoring_poolgrades"
+        " WHERE pool_id = %s",
+        [pool_id],
+    )
+    row = cursor.fetchone()
+    if row is None or (row[0], row[1], sorted(row[2])) != _cache_key(cursor, rule, source):
+        return None
+    if row[3] != history_mark(cursor):  # a judgment changed since: they may be stale
+        return None
+    data, position = pgcopy.read_stream(
+        cursor,
+        "SELECT query_id, doc_ids, grades FROM scoring_querygrades WHERE pool_id = %s ORDER BY query_id",
+        [pool_id],
+    )
+    # Rows of (query int8, doc_ids int8[], grades float8[]): field count (2), length and query (4 + 8),
+    # then per array its length (4), head (ndim, has-nulls flag, element type, size, lower bound: 4
+    # each) and (length, value) per element (4 + 8).
+    end = len(data) - 2
+    queries, docs, grades = [], [], []
+    while position < end:
+        head = np.frombuffer(data, dtype=">i4", count=5, offset=position + 18)
+        n = int(head[3])
+        if head[0] != 1 or head[1] != 0 or n < 1:
+            raise ScoringError("unexpected array in the cached grades")
+        at = position + 38
+        queries.append((int.from_bytes(data[position + 6 : position + 14], "big"), n))
+        docs.append(np.frombuffer(data, dtype=_ELEMENTS["doc"], count=n, offset=at)["value"])
+        grades.append(
+            np.frombuffer(data, dtype=_ELEMENTS["grade"], count=n, offset=at + 12 * n + 24)["value"]
+        )
+        position = at + 24 * n + 24
+    if not queries:
+        return Grades(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    keys, counts = zip(*queries, strict=True)
+    return Grades(
+        np.repeat(np.asarray(keys, dtype=np.int64), counts),
+        np.concatenate(docs).astype(np.int64),
+        np.concatenate(grades).astype(np.float64),
+    )
+
+
+def remember_grades(
+    cursor, pool_id: int, rule: str, source: str, grades: Grades, scope=None, mark: int | None = None
+) -> None:
+    """Store the grades scoring has just read from the judgments: of the whole pool (scope None; the
+    pool's cache is replaced and labelled with the rule, source and model raters), or of the queries in
+    `scope` (those rows only, and only when the pool has a cache under the same label). `mark`: the
+    history_mark taken before the whole pool's grades were read (scope None). Call it under the
+    pool's scoring lock, in the transaction that writes the scores."""
+    key = _cache_key(cursor, rule, source)
+    if scope is None:
+        if mark is None:
+            raise ValueError("the whole pool's grades need the history mark taken before reading them")
+        cursor.execute("DELETE FROM scoring_querygrades WHERE pool_id = %s", [pool_id])
+        cursor.execute(
+            "INSERT INTO scoring_poolgrades (pool_id, combine_rule, grade_source, model_raters, history_mark,"
+            " written_at) VALUES (%s, %s, %s, %s, %s, now()) ON CONFLICT (pool_id) DO UPDATE SET combine_rule ="
+            " EXCLUDED.combine_rule, grade_source = EXCLUDED.grade_source, model_raters = EXCLUDED.model_raters,"
+            " history_mark = EXCLUDED.history_mark, written_at = now()",
+            [pool_id, *key, mark],
+        )
+    else:
+        cursor.execute(
+            "SELECT combine_rule, grade_source, model_raters FROM scoring_poolgrades WHERE pool_id = %s",
+            [pool_id],
+        )
+        row = cursor.fetchone()
+        if row is None or (row[0], row[1], sorted(row[2])) != key:
+            return
+        cursor.execute(
+            "DELETE FROM scoring_querygrades WHERE pool_id = %s AND query_id = ANY(%s)",
+            [pool_id, [int(q) for q in scope]],
+        )
+    if not len(grades):
+        return
+    starts = np.flatnonzero(np.r_[True, grades.query[1:] != grades.query[:-1]])
+    ends = np.r_[starts[1:], len(grades)]
+    docs = np.empty(len(grades), dtype=_ELEMENTS["doc"])
+    docs["len"], docs["value"] = 8, grades.doc
+    values = np.empty(len(grades), dtype=_ELEMENTS["grade"])
+    values["len"], values["value"] = 8, grades.grade
+    parts = [pgcopy.HEADER]
+    for lo, hi, query in zip(starts.tolist(), ends.tolist(), grades.query[starts].tolist(), strict=True):
+        n = hi - lo
+        # field count 4, then pool (int8), query (int8), doc_ids, grades
+        parts.append(struct.pack(">hiqiq", 4, 8, pool_id, 8, query))
+        parts.append(struct.pack(">iiiiii", 20 + 12 * n, 1, 0, pgcopy.INT8_OID, n, 1))
+        parts.append(docs[lo:hi].tobytes())
+        parts.append(struct.pack(">iiiiii", 20 + 12 * n, 1, 0, _FLOAT8_OID, n, 1))
+        parts.append(values[lo:hi].tobytes())
+    parts.append(pgcopy.TRAILER)
+    raw = getattr(cursor, "cursor", cursor)
+    with raw.copy(
+        "COPY scoring_querygrades (pool_id, query_id, doc_ids, grades) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.write(b"".join(parts))

@@ -26,7 +26,7 @@ from .cells import (
     _score_cells,
     _sync_rows,
 )
-from .grades import WORK_MEM, ScoringError, _read_grades
+from .grades import WORK_MEM, ScoringError, _read_grades, cached_grades, history_mark, remember_grades
 
 logger = logging.getLogger(__name__)
 # Batches the reading connection may hold ready (each about BATCH_ENTRIES x 8 bytes of rankings and the
@@ -116,8 +116,14 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             # drop the runs' rows of other queries. When most queries are not graded, read the rankings
             # of graded ones only (33 ms -> 3 ms for 5,000 rankings and no grade); otherwise filtering
             # costs more than it saves (140 ms against 40 ms to read 5,000 rankings).
+            # The grades the other runs were scored with (models.PoolGrades), when the pool has them:
+            # 5,000 rows of arrays instead of 1,200,000 judgments (0.05 s against 1.0-1.3 s).
             tick = time.perf_counter()
-            grades = _read_grades(cursor, pool.pk, rule, None, source)
+            grades = cached_grades(cursor, pool.pk, rule, source)
+            if grades is None:
+                mark = history_mark(cursor)
+                grades = _read_grades(cursor, pool.pk, rule, None, source)
+                remember_grades(cursor, pool.pk, rule, source, grades, mark=mark)
             timings["read grades"] = time.perf_counter() - tick
             graded = grades.queries.tolist()
             where, params = _Batch().where(run_ids)
@@ -133,6 +139,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             tick = time.perf_counter()
             if grades is None:
                 grades = _read_grades(cursor, pool.pk, rule, scope.tolist(), source)
+                remember_grades(cursor, pool.pk, rule, source, grades, scope.tolist())
                 timings["read grades"] = time.perf_counter() - tick
             summary.queries = len(grades.queries)
             tick = time.perf_counter()
@@ -171,13 +178,17 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         # With a reader ahead, this connection only writes: a thread writes one batch while this one
         # scores the next.
         behind = _WriteBehind(connection.connection) if ahead is not None else None
+        remembered = None
         try:
             if grades is None:
                 tick = time.perf_counter()
+                mark = history_mark(cursor)
                 grades = _read_grades(
                     cursor, pool.pk, rule, None if scope is None else scope.tolist(), source
                 )
                 timings["read grades"] = time.perf_counter() - tick
+                # Stored after the scores: until then the connection may be the writer thread's.
+                remembered = grades
             summary.queries = len(grades.queries)
             waited = time.perf_counter()
             for batch, rankings, stored, reading in ahead or (load(cursor, b) for b in batches):
@@ -201,6 +212,10 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                 timings["wait for writes"] = time.perf_counter() - tick
                 timings["write"] += behind.seconds
                 summary.add(behind.counts)
+            if remembered is not None:
+                remember_grades(
+                    cursor, pool.pk, rule, source, remembered, None if scope is None else scope.tolist(), mark
+                )
         finally:
             if ahead is not None:
                 ahead.close()

@@ -50,9 +50,11 @@ def get_pool(name: str, *, create: bool = False, stderr=None) -> Pool:
         raise CommandError(
             f"A pool name may not be empty or contain whitespace: {name!r}. Choose another, e.g. {suggestion!r}."
         )
-    if stderr is not None:
+    # Another import may be creating the same pool: get_or_create waits for it, then finds it.
+    pool, created = Pool.objects.get_or_create(name=name)
+    if created and stderr is not None:
         stderr.write(f"Created pool {name}")
-    return Pool.objects.create(name=name)
+    return pool
 
 
 def get_or_create_pool(name: str) -> tuple[Pool, bool]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 
+from judgments import bulk
 from judgments.exchange.formats import MAX_PROBLEMS, FormatError, Problem, parse_documents_jsonl
 from judgments.models import Pool
 
@@ -60,6 +61,7 @@ def import_documents(pool: Pool, stream, *, name: str) -> ImportSummary:
         raise FormatError(name, problems)
     try:
         with transaction.atomic(), connection.cursor() as cursor:
+            bulk.lock_pool(cursor, pool.pk)  # one writer of the pool's documents at a time
             cursor.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS jl_import_docs (external_id text PRIMARY KEY, title text,"
                 " body text, url text, extra jsonb) ON COMMIT DROP"
