@@ -31,7 +31,11 @@ def run(rankings, qrels, flavour="exp", rank_query=None):
     rk = np.full((len(rankings), depth), -1, dtype=np.int64)
     for i, r in enumerate(rankings):
         rk[i, : len(r)] = r
-    rq = np.ones(len(rankings), dtype=np.int64) if rank_query is None else np.asarray(rank_query, dtype=np.int64)
+    rq = (
+        np.ones(len(rankings), dtype=np.int64)
+        if rank_query is None
+        else np.asarray(rank_query, dtype=np.int64)
+    )
     items = list(qrels.items())
     qq = np.array([q for (q, _), _ in items], dtype=np.int64)
     qd = np.array([d for (_, d), _ in items], dtype=np.int64)
@@ -49,10 +53,20 @@ def one(result, name, row=0):
 def test_constants():
     assert CUTOFFS == (3, 5, 10, 100)
     assert METRICS == (
-        "ndcg@3", "ndcg@5", "ndcg@10", "ndcg@100",
-        "p@3", "p@5", "p@10", "p@100",
-        "recall@3", "recall@5", "recall@10", "recall@100",
-        "mrr", "ap",
+        "ndcg@3",
+        "ndcg@5",
+        "ndcg@10",
+        "ndcg@100",
+        "p@3",
+        "p@5",
+        "p@10",
+        "p@100",
+        "recall@3",
+        "recall@5",
+        "recall@10",
+        "recall@100",
+        "mrr",
+        "ap",
     )
     assert JUDGED == ("judged@3", "judged@5", "judged@10", "judged@100")
     assert [(f.name, f.gain, f.discount, f.unjudged) for f in FLAVOURS.values()] == [
@@ -62,7 +76,9 @@ def test_constants():
         ("judged", "linear", "log2", "drop"),
     ]
     assert all(f.description for f in FLAVOURS.values())
-    with pytest.raises(Exception):
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(FrozenInstanceError):
         FLAVOURS["exp"].gain = "linear"  # frozen
     with pytest.raises(ValueError):
         Flavour("x", "quadratic", "log2", "zero")
@@ -137,7 +153,9 @@ def test_fractional_grades():
     idcg3 = (2**4 - 1) + (2**2.5 - 1) / L2(3) + (2 ** (1 / 3) - 1) / L2(4)
     assert one(res, "ndcg@3") == pytest.approx(dcg / idcg3, abs=1e-12)
     res = run([[10, 11]], qrels, "trec")
-    assert one(res, "ndcg@3") == pytest.approx((2.5 + (1 / 3) / L2(3)) / (4 + 2.5 / L2(3) + (1 / 3) / L2(4)), abs=1e-12)
+    assert one(res, "ndcg@3") == pytest.approx(
+        (2.5 + (1 / 3) / L2(3)) / (4 + 2.5 / L2(3) + (1 / 3) / L2(4)), abs=1e-12
+    )
     # 1/3 has a gain but is not relevant (grade < 1); 2.5 is relevant
     assert one(res, "p@3") == pytest.approx(1 / 3, abs=1e-15)
     assert one(res, "mrr") == 1.0
@@ -277,10 +295,9 @@ def test_rankings_shorter_than_k():
 
 
 def test_padding_is_ignored():
-    qrels = {10: 2, 11: 1, 12: 3}
     rq = np.array([1, 1], dtype=np.int64)
     rk = np.array([[10, 11, -1, -1, -1, -1], [10, 11, 12, -1, -1, -1]], dtype=np.int64)
-    qq = np.array([1, 1, 1]); qd = np.array([10, 11, 12]); qg = np.array([2.0, 1.0, 3.0])
+    qq, qd, qg = np.array([1, 1, 1]), np.array([10, 11, 12]), np.array([2.0, 1.0, 3.0])  # grades 2, 1, 3
     for f in ALL_COMBOS:
         padded = score(rq, rk, qq, qd, qg, f)
         short = score(rq[:1], rk[:1, :2], qq, qd, qg, f)
@@ -299,7 +316,9 @@ def test_empty_ranking():
     # zero-depth and zero-row inputs
     res = score(rq, np.zeros((2, 0), dtype=np.int64), np.array([1]), np.array([10]), np.array([2.0]))
     assert all((a == 0).all() and a.shape == (2,) for a in res.values())
-    res = score(np.zeros(0, np.int64), np.zeros((0, 5), np.int64), np.array([1]), np.array([10]), np.array([2.0]))
+    res = score(
+        np.zeros(0, np.int64), np.zeros((0, 5), np.int64), np.array([1]), np.array([10]), np.array([2.0])
+    )
     assert all(a.shape == (0,) for a in res.values())
     res = score(rq, rk, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
     assert all((a == 0).all() for a in res.values())
@@ -436,7 +455,7 @@ def reference(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, flavour):
     """Obviously-correct per-ranking implementation of the definitions."""
     judged_by_query: dict[int, dict[int, float]] = {}
     graded_by_query: dict[int, set[int]] = {}  # judged@k: a distractor (negative grade) was graded
-    for q, d, g in zip(qrel_query.tolist(), qrel_doc.tolist(), qrel_grade.tolist()):
+    for q, d, g in zip(qrel_query.tolist(), qrel_doc.tolist(), qrel_grade.tolist(), strict=True):
         graded_by_query.setdefault(q, set()).add(d)
         if g >= 0:  # negative grade = in pool but unjudged (trec_eval)
             judged_by_query.setdefault(q, {})[d] = g
@@ -450,7 +469,7 @@ def reference(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, flavour):
         return 1.0 if rank <= 2 else 1.0 / math.log2(rank)
 
     out = {name: [] for name in METRICS + JUDGED}
-    for q, row in zip(rank_query.tolist(), rankings.tolist()):
+    for q, row in zip(rank_query.tolist(), rankings.tolist(), strict=True):
         judged = judged_by_query.get(q, {})
         graded = graded_by_query.get(q, set())
         docs = [d for d in row if d != -1]
@@ -498,8 +517,9 @@ GRADE = st.one_of(
 def problems(draw):
     nq = draw(st.integers(1, 4))
     ndoc = draw(st.integers(1, 130))
-    qrels = draw(st.dictionaries(
-        st.tuples(st.integers(0, nq - 1), st.integers(0, ndoc - 1)), GRADE, max_size=60))
+    qrels = draw(
+        st.dictionaries(st.tuples(st.integers(0, nq - 1), st.integers(0, ndoc - 1)), GRADE, max_size=60)
+    )
     n = draw(st.integers(0, 6))
     depth = draw(st.sampled_from([0, 1, 2, 3, 4, 6, 11, 12, 104, 120]))
     rq, rows = [], []
@@ -525,8 +545,9 @@ def test_matches_reference_implementation(problem):
     for f in ALL_COMBOS:
         want = reference(*problem, f)
         for name in METRICS + JUDGED:
-            np.testing.assert_allclose(got[f.name][name], want[name], rtol=0, atol=1e-12,
-                                       err_msg=f"{f.name} {name}")
+            np.testing.assert_allclose(
+                got[f.name][name], want[name], rtol=0, atol=1e-12, err_msg=f"{f.name} {name}"
+            )
 
 
 def test_matches_reference_on_random_arrays(lookup):
@@ -537,8 +558,9 @@ def test_matches_reference_on_random_arrays(lookup):
         for f in ALL_COMBOS:
             want = reference(*problem, f)
             for name in METRICS + JUDGED:
-                np.testing.assert_allclose(got[f.name][name], want[name], rtol=0, atol=1e-12,
-                                           err_msg=f"{f.name} {name}")
+                np.testing.assert_allclose(
+                    got[f.name][name], want[name], rtol=0, atol=1e-12, err_msg=f"{f.name} {name}"
+                )
 
 
 def test_the_direct_table_is_used_for_compact_keys_and_handles_shared_documents():

@@ -95,8 +95,12 @@ class Scored:
         return {q: {m: float(self.values[m][i]) for m in METRICS} for i, q in enumerate(self.qids)}
 
 
-def score_files(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], flavour: str,
-                max_docs: int | None = None) -> Scored:
+def score_files(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, dict[str, float]],
+    flavour: str,
+    max_docs: int | None = None,
+) -> Scored:
     """Map doc ids and query ids to int keys, order the run as trec_eval does, and score
     every query that is in both the run and the qrels (trec_eval skips the others)."""
     qkey = {q: i for i, q in enumerate(sorted(set(qrels) | set(run)))}
@@ -114,8 +118,11 @@ def score_files(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float
     for i, docs in enumerate(ranked):
         rankings[i, : len(docs)] = [dkey.setdefault(d, len(dkey)) for d in docs]
     values = score(
-        np.array([qkey[q] for q in qids], dtype=np.int64), rankings,
-        np.array(qq, dtype=np.int64), np.array(qd, dtype=np.int64), np.array(qg, dtype=np.float64),
+        np.array([qkey[q] for q in qids], dtype=np.int64),
+        rankings,
+        np.array(qq, dtype=np.int64),
+        np.array(qd, dtype=np.int64),
+        np.array(qg, dtype=np.float64),
         FLAVOURS[flavour],
     )
     return Scored(qids, values)
@@ -174,15 +181,18 @@ def test_trec_eval_expected_output(case: Case):
             assert abs(got - want) <= 0.5e-4 + 1e-9, f"{case.out} {measure} {qid}: {got} vs {want}"
             checked += 1
     # make sure the comparison covered what we expect from each file
-    assert checked == {
-        "out.test.aq": 4 * 11,  # 3 queries + all; P, recall, ndcg_cut @5,10,100; recip_rank; map
-        "out.test.aqc": 4 * 11,
-        "out.test.aqcM": 4 * 11,
-        "out.test.aql": 4 * 3,  # ndcg_cut_5,10,100
-        "out.test.meas_params": 4 * 3,  # P_3, P_5, ndcg_cut_10
-        "out.test": 5,  # all only: map, recip_rank, P_5, P_10, P_100
-        "out.comment.test": 5,
-    }[case.out]
+    assert (
+        checked
+        == {
+            "out.test.aq": 4 * 11,  # 3 queries + all; P, recall, ndcg_cut @5,10,100; recip_rank; map
+            "out.test.aqc": 4 * 11,
+            "out.test.aqcM": 4 * 11,
+            "out.test.aql": 4 * 3,  # ndcg_cut_5,10,100
+            "out.test.meas_params": 4 * 3,  # P_3, P_5, ndcg_cut_10
+            "out.test": 5,  # all only: map, recip_rank, P_5, P_10, P_100
+            "out.comment.test": 5,
+        }[case.out]
+    )
 
 
 def test_tie_breaking_matters_in_comment_collection():
@@ -193,7 +203,7 @@ def test_tie_breaking_matters_in_comment_collection():
     for fields in data_lines("results.comment.test"):
         ranks.setdefault(fields[0], []).append((int(fields[3]), fields[2]))
     disagree = sum(
-        a != b for q in run for a, b in zip(trec_order(run[q]), [d for _, d in sorted(ranks[q])])
+        a != b for q in run for a, b in zip(trec_order(run[q]), [d for _, d in sorted(ranks[q])], strict=True)
     )
     assert disagree > 0
 

@@ -263,6 +263,7 @@ def test_deactivating_stops_logins_and_reactivating_restores_them(admin_client, 
     url = reverse("campaign:member-active", args=["robust", rater.pk])
     admin_client.post(url, {"active": "0"})
     assert not User.objects.get(pk=rater.pk).is_active
+
     def logs_in() -> bool:  # through the login page (django-axes wants the request)
         client = client_factory()
         client.post(reverse("login"), {"username": rater.username, "password": PASSWORD})

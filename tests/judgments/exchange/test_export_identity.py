@@ -43,7 +43,11 @@ def tricky(mixed_pool):  # noqa: F811
         query.text = text
         query.external_id = f"Q{query.pk}=ü" if query.pk % 2 else query.external_id
         query.save()
-    for document, docid in zip(Document.objects.filter(pool=pool, external_id__startswith="doc").order_by("pk"), DOC_IDS, strict=False):
+    for document, docid in zip(
+        Document.objects.filter(pool=pool, external_id__startswith="doc").order_by("pk"),
+        DOC_IDS,
+        strict=False,
+    ):
         document.external_id = docid
         document.save()
     return pool
