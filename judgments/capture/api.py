@@ -1,5 +1,5 @@
 """REST API of live capture (registered in config/api_urls.py): set a configuration's endpoint (a new
-version), start a capture, poll it, cancel it. Scoped like judgments/api.py: engineers see the endpoints
+version), start a capture, poll it, cancel it. Scoped like judgments/api/: engineers see the endpoints
 and captures of their pools' configurations and change only their own team's; admins everything."""
 
 from __future__ import annotations
