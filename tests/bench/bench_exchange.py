@@ -39,6 +39,7 @@ from judgments import services
 from judgments.models import Judgment, Pool, Ranking, SearchConfiguration, Team
 
 from . import realistic_pool
+from .psql import psql_args, run_psql
 
 # Target ratios (ours / psql), as a whole process: issue 15 for the realistic pool and the qrels import.
 TARGETS = {"import": 1.5, "run, realistic": 4.0, "qrels": 15.0, "export": 1.5}
@@ -78,7 +79,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, run_lines, judgments, repeat, keep, only, realistic_pool, **options):
-        self.psql = self._psql()
+        self.psql = psql_args()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.pools: list[str] = []
         results = {}
@@ -113,28 +114,6 @@ class Command(BaseCommand):
 
     # --- helpers -----------------------------------------------------------------------------------
 
-    def _psql(self) -> list[str]:
-        from config.embedded_db import server
-
-        connection.ensure_connection()
-        db = connection.settings_dict
-        candidates = [server.bin_dir() / "psql"] if db["ENGINE"] == "config.embedded_db" else []
-        psql = next((str(p) for p in candidates if p.exists()), None) or server.which_psql()
-        if psql is None:
-            raise CommandError("psql not found")
-        args = [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", db["NAME"], "-U", db["USER"] or "postgres"]
-        if db["HOST"]:
-            args += ["-h", str(db["HOST"])]
-        if db["PORT"]:
-            args += ["-p", str(db["PORT"])]
-        return args
-
-    def _psql_env(self) -> dict:
-        env = dict(os.environ)
-        if connection.settings_dict.get("PASSWORD"):
-            env["PGPASSWORD"] = connection.settings_dict["PASSWORD"]
-        return env
-
     def _time(self, repeat: int, *actions) -> list[float]:
         """The best time of each action over `repeat` rounds; every round runs them all in turn, so
         that a busy spell of the shared machine falls on every side rather than on one."""
@@ -147,7 +126,7 @@ class Command(BaseCommand):
         return best
 
     def _run_psql(self, *extra: str, stdout=subprocess.DEVNULL) -> None:
-        subprocess.run([*self.psql, *extra], check=True, stdout=stdout, env=self._psql_env())
+        run_psql(self.psql, *extra, stdout=stdout)
 
     def _manage(self, *args: str, stdout=subprocess.DEVNULL) -> None:
         env = dict(os.environ, DEBUG=os.environ.get("DEBUG", "1"))

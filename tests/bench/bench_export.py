@@ -28,14 +28,18 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
 
 from judgments import services
 from judgments.models import Pool
 from scoring import flavours
 from scoring.exports import judged_metric
 from scoring.leaderboard import configuration_means
-from scoring.models import JUDGED_FIELDS, METRIC_FIELDS
+from scoring.models import JUDGED_FIELDS, MEAN_FIELDS
+
+from .psql import psql_args, run_psql
+
+LINE_METRICS = (*flavours.METRICS, *flavours.UDCG)  # export_scores writes a line for each, udcg@k included
+
 
 TARGET = 1.5
 
@@ -63,7 +67,7 @@ class Command(BaseCommand):
         else:
             found = generated = self._generate(queries, judged, configurations)
         empty = Pool.objects.create(name=f"bench-export-empty-{os.getpid()}")
-        self.psql = self._psql()
+        self.psql = psql_args()
         try:
             with tempfile.TemporaryDirectory(prefix="bench-export-") as tmp:
                 self.tmp = Path(tmp)
@@ -123,9 +127,9 @@ class Command(BaseCommand):
 
     def _scores(self, pool: Pool, repeat: int) -> tuple[float, float, float, str]:
         unpivot = ", ".join(
-            f"('{m}', s.{METRIC_FIELDS[m]}, "
+            f"('{m}', s.{MEAN_FIELDS[m]}, "
             + (f"s.{JUDGED_FIELDS[judged_metric(m)]})" if judged_metric(m) else "NULL::float8)")
-            for m in flavours.METRICS
+            for m in LINE_METRICS
         )
         same_rows = f"""
             SELECT s.name, s.qid, s.flavor, m.metric, m.value, m.judged FROM (
@@ -152,7 +156,7 @@ class Command(BaseCommand):
             f"+ the means of {configurations} configurations; psql {psql:.2f} s; export_scores process "
             f"{process:.2f} s, in-process {inprocess:.2f} s"
         )
-        if lines != rows + configurations * len(flavours.METRICS):
+        if lines != rows + configurations * len(LINE_METRICS):
             raise CommandError("export_scores and psql's COPY disagree on the number of rows")
         return process, inprocess, psql, ""
 
@@ -179,30 +183,9 @@ class Command(BaseCommand):
         maker._settle()
         return maker.pool
 
-    def _psql(self) -> list[str]:
-        from config.embedded_db import server
-
-        connection.ensure_connection()
-        db = connection.settings_dict
-        candidates = [server.bin_dir() / "psql"] if db["ENGINE"] == "config.embedded_db" else []
-        psql = next((str(p) for p in candidates if p.exists()), None) or server.which_psql()
-        if psql is None:
-            raise CommandError("psql not found")
-        args = [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", db["NAME"], "-U", db["USER"] or "postgres"]
-        if db["HOST"]:
-            args += ["-h", str(db["HOST"])]
-        if db["PORT"]:
-            args += ["-p", str(db["PORT"])]
-        return args
-
     def _psql_copy(self, sql: str, name: str, options: str = "") -> None:
-        env = dict(os.environ)
-        if connection.settings_dict.get("PASSWORD"):
-            env["PGPASSWORD"] = connection.settings_dict["PASSWORD"]
         with open(self.tmp / name, "wb") as out:
-            subprocess.run(
-                [*self.psql, "-c", f"COPY ({sql}) TO STDOUT {options}"], check=True, stdout=out, env=env
-            )
+            run_psql(self.psql, "-c", f"COPY ({sql}) TO STDOUT {options}", stdout=out)
 
     def _manage(self, *args: str, out: Path | None = None) -> None:
         env = dict(os.environ, DEBUG=os.environ.get("DEBUG", "1"))
