@@ -122,14 +122,54 @@ def _pair(item) -> bool:
     return isinstance(item, list | tuple) and len(item) == 2
 
 
+def _reencrypted(stored: str, keys: MultiFernet) -> str:
+    """`stored` under the current key: a token rotated (InvalidToken when no key opens it), a value
+    written before encryption encrypted."""
+    if not stored:
+        return stored
+    if not stored.startswith(PREFIX):
+        return encrypt(stored)
+    return PREFIX + keys.rotate(stored[len(PREFIX) :].encode("ascii")).decode("ascii")
+
+
 def reencrypt_all() -> int:
-    """Rewrite every stored secret with the current SECRET_KEY (after a key change); returns the rows."""
+    """Rewrite every stored secret under the current SECRET_KEY (after a key change, with the old key in
+    SECRET_KEY_FALLBACKS); returns the rows rewritten. Works on the stored tokens (MultiFernet.rotate),
+    never through the fields' reading: a row that no key opens is left exactly as it is (and logged), so
+    running this without the old key loses nothing."""
+    import json
+
+    from django.db import connection, transaction
+
     from .models import SearchEndpoint
 
-    count = 0
-    for endpoint in SearchEndpoint.objects.only("pk", "auth_secret", "headers").iterator():
-        SearchEndpoint.objects.filter(pk=endpoint.pk).update(
-            auth_secret=endpoint.auth_secret, headers=endpoint.headers
+    table = connection.ops.quote_name(SearchEndpoint._meta.db_table)
+    keys, count, unreadable = _keys(), 0, 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, auth_secret, headers FROM {table} FOR UPDATE")
+        for pk, secret, headers in cursor.fetchall():
+            headers = json.loads(headers) if isinstance(headers, str) else headers
+            try:
+                secret = _reencrypted(secret, keys)
+                if isinstance(headers, list):
+                    headers = [
+                        [item[0], _reencrypted(item[1], keys)]
+                        if _pair(item) and isinstance(item[1], str) and is_sensitive_header(str(item[0]))
+                        else item
+                        for item in headers
+                    ]
+            except (InvalidToken, ValueError):
+                unreadable += 1
+                continue
+            cursor.execute(
+                f"UPDATE {table} SET auth_secret = %s, headers = %s::jsonb WHERE id = %s",
+                [secret, json.dumps(headers), pk],
+            )
+            count += 1
+    if unreadable:
+        logger.error(
+            "%d endpoint(s) hold a secret that neither SECRET_KEY nor SECRET_KEY_FALLBACKS opens; left as they "
+            "are (add the old key to SECRET_KEY_FALLBACKS and run this again)",
+            unreadable,
         )
-        count += 1
     return count

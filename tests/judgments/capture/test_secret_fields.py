@@ -105,3 +105,14 @@ def test_dumpdata_writes_tokens_and_loaddata_reads_them_back(configuration, tmp_
     loaded = SearchEndpoint.objects.get(pk=endpoint.pk)
     assert loaded.auth_secret == SECRET and loaded.headers[0] == ["X-Api-Key", HEADER_KEY]
     assert _raw(loaded)[0].startswith(PREFIX)
+
+
+def test_reencrypting_without_the_old_key_loses_nothing(configuration, caplog):
+    endpoint = _endpoint(configuration)
+    before = _raw(endpoint)
+    with override_settings(SECRET_KEY="a-new-key-" + "y" * 40, SECRET_KEY_FALLBACKS=[]):
+        with caplog.at_level(logging.ERROR):
+            assert reencrypt_all() == 0
+    assert _raw(endpoint) == before  # the tokens stay as they were, not overwritten with ""
+    assert "left as they are" in caplog.text and SECRET not in caplog.text
+    assert SearchEndpoint.objects.get(pk=endpoint.pk).auth_secret == SECRET  # the right key still opens it
