@@ -35,11 +35,12 @@ def lock_pool(cursor, pool_pk: int) -> None:
 
 
 def _may_skip_row_triggers(cursor) -> bool:
-    cursor.execute(
-        "SELECT rolsuper OR (current_setting('server_version_num')::int >= 150000"
-        " AND has_parameter_privilege('session_replication_role', 'SET'))"
-        " FROM pg_roles WHERE rolname = current_user"
-    )
+    # has_parameter_privilege exists from PostgreSQL 15 on; naming it in a statement fails before.
+    if connection.pg_version >= 150000:
+        may_set = " OR has_parameter_privilege('session_replication_role', 'SET')"
+    else:
+        may_set = ""
+    cursor.execute(f"SELECT rolsuper{may_set} FROM pg_roles WHERE rolname = current_user")
     row = cursor.fetchone()
     return bool(row and row[0])
 

@@ -147,7 +147,7 @@ def set_final_grade(pair: Pair, grade: int | None, admin) -> Pair:
     pair.final_by = admin if grade is not None else None
     pair.final_at = timezone.now() if grade is not None else None
     pair.save(update_fields=["final_grade", "final_by", "final_at"])
-    notify_grades(pair.pool, [pair.pk])
+    notify_grades(pair.pool, [pair.pk], [pair.query_id])
     return pair
 
 

@@ -164,7 +164,7 @@ def _read_pool_grades(
     ungraded[at] = False
     only_final = np.flatnonzero(ungraded & (final > NO_GRADE))
     rows = np.concatenate([at, only_final])
-    grade = np.concatenate([grade, np.full(len(only_final), -1, dtype=grade.dtype)])
+    grade = np.concatenate([grade, np.full(len(only_final), NO_GRADE, dtype=grade.dtype)])
     return combine_grades(pair[rows], query[rows], doc[rows], final[rows], grade, rule=rule)
 
 
@@ -311,8 +311,8 @@ def remember_grades(
     `scope` (those rows only, and only when the pool has a cache under the same label). `mark`: the
     history_mark taken before the whole pool's grades were read (scope None). Call it under the
     pool's scoring lock, in the transaction that writes the scores."""
-    key = _cache_key(cursor, rule, source)
     if scope is None:
+        key = _cache_key(cursor, rule, source)
         if mark is None:
             raise ValueError("the whole pool's grades need the history mark taken before reading them")
         cursor.execute("DELETE FROM scoring_querygrades WHERE pool_id = %s", [pool_id])
@@ -329,7 +329,7 @@ def remember_grades(
             [pool_id],
         )
         row = cursor.fetchone()
-        if row is None or (row[0], row[1], sorted(row[2])) != key:
+        if row is None or (row[0], row[1], sorted(row[2])) != _cache_key(cursor, rule, source):
             return
         cursor.execute(
             "DELETE FROM scoring_querygrades WHERE pool_id = %s AND query_id = ANY(%s)",

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from judgments import access
-from judgments.api import PROBLEMS_400, IsEngineer, _field_problems, _param, problems_response
+from judgments.api import PROBLEMS_400, IsEngineer, _field_problems, _param, _truthy, problems_response
 from judgments.exchange.formats import Problem
 
 from . import serializers, services, tasks
@@ -50,7 +50,7 @@ class EndpointViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         ).select_related("configuration", "created_by")
         if (configuration := _param(self.request, "configuration")) is not None:
             rows = rows.filter(configuration_id=configuration) if configuration.isdigit() else rows.none()
-        if (_param(self.request, "current") or "").lower() in ("1", "true", "yes"):
+        if _truthy(_param(self.request, "current")):
             rows = rows.filter(
                 pk__in=[c.endpoint.pk for c in access.configurations_for(self.request.user) if c.endpoint]
             )

@@ -33,7 +33,7 @@ from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from judgments import services
+from judgments import bulk, services
 from judgments.exchange import formats
 from judgments.exchange.formats import MAX_PROBLEMS, FormatError, Problem
 from judgments.models import Document, Pair, Pool, Query, distractor_refused
@@ -276,7 +276,10 @@ def _write(
     pool: Pool, rows: list[_Row], actor, new_queries: dict[str, str]
 ) -> tuple[int, int, int, int, int]:
     """Store `rows` (creating `new_queries`: {id: text} first); returns (created, updated, unchanged,
-    queries created, documents created)."""
+    queries created, documents created). Holds the pool's import lock, as every writer of its queries,
+    documents and pairs does (judgments.bulk)."""
+    with connection.cursor() as cursor:
+        bulk.lock_pool(cursor, pool.pk)
     queries_before = Query.objects.filter(pool=pool).count()
     documents_before = Document.objects.filter(pool=pool).count()
     if new_queries:

@@ -89,6 +89,8 @@ def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
     gives one) of those that exist. TSV `qid<TAB>text` or JSON lines `{"id", "text", "information_need"}`."""
     records = parse_queries(stream, name)
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            bulk.lock_pool(cursor, pool.pk)  # every writer of a pool's queries holds it (see bulk)
         existing = {
             external_id: (pk, text, need)
             for pk, external_id, text, need in Query.objects.filter(pool=pool).values_list(

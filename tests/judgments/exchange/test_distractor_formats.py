@@ -107,3 +107,18 @@ def test_quepid_csv_refuses_minus_1_and_quepid_and_rre_exports_write_a_distracto
     assert "-1" not in _text(exports.quepid_csv_lines(pool))
     rre = _text(exports.rre_lines(pool, keep_zero=True))
     assert '"d2"' in rre and "-1" not in rre
+
+
+def test_a_negative_combined_grade_is_exported_as_a_distractor_not_rounded_to_0(db):
+    """Scoring counts a combined grade below 0 as a distractor; the rounded qrels say the same (-1), so
+    trec_eval on the export agrees with the stored scores. A mean of -1 and 0 is -0.5: -1, not 0."""
+    from django.contrib.auth.models import User
+
+    pool = _pool("mixed")
+    ann, bob = User.objects.create(username="ann"), User.objects.create(username="bob")
+    import_qrels(pool, io.StringIO("q1 0 d1 -1\nq1 0 d2 -1\n"), name="a.qrels", rater=ann)
+    import_qrels(pool, io.StringIO("q1 0 d1 0\nq1 0 d2 2\n"), name="b.qrels", rater=bob)
+    lines = sorted(_text(exports.qrels_chunks(pool)).splitlines())
+    assert lines == ["q1 0 d1 -1", "q1 0 d2 1"]  # -0.5 stays a distractor; 0.5 rounds half up to 1
+    exact = sorted(_text(exports.qrels_chunks(pool, rounding="exact")).splitlines())
+    assert exact == ["q1 0 d1 -0.5", "q1 0 d2 0.5"]
