@@ -16,11 +16,16 @@ PASSWORD = "correct-horse-battery"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _fast_password_hashing():
-    """Personas' passwords are test data: MD5 instead of PBKDF2's 0.2-0.3 s a hash, for the whole session."""
+def _fast_test_settings():
+    """For the whole session: MD5 for the personas' passwords (test data) instead of PBKDF2's 0.2-0.3 s a hash."""
     from django.test import override_settings
 
-    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    fast = override_settings(
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+        # WhiteNoise scans every static file (~520) when a handler is built, and every test client
+        # builds one: 0.1 s a test. Autorefresh finds a file when it is asked for instead.
+        WHITENOISE_AUTOREFRESH=True,
+    )
     fast.enable()
     yield
     fast.disable()
