@@ -63,6 +63,8 @@ def _sources(*folders: str) -> list[Path]:
     files = []
     for folder in folders:
         target = ROOT / folder
+        if target.suffix == ".py" and not target.exists():
+            target = target.with_suffix("")  # a module that became a package (judgments/models/)
         candidates = [target] if target.suffix == ".py" else sorted(target.rglob("*.py"))
         files += [f for f in candidates if "migrations" not in f.parts]
     return files

@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import Count, Exists, F, Func, OuterRef, Q
 
 # The capture wing's models live in their own module and are registered with this app by this import.
-from .capture.models import CaptureJob, Schedule, SearchEndpoint  # noqa: F401
+from ..capture.models import CaptureJob, Schedule, SearchEndpoint  # noqa: F401
 
 EXTERNAL_ID_MAX = 200
 no_whitespace = RegexValidator(
