@@ -7,16 +7,19 @@ Rows of fixed-size fields are numpy structured arrays: `row_dtype` spells one, `
 with the counts and lengths filled in.
 
 In: `copy_in` (a context manager: writes the header, hands psycopg's Copy over for the rows, writes the
-trailer) and `write_rows` (one array of rows). Out: `read_rows` (fixed-size rows as a structured array),
-`stream_rows` (the same in blocks, for bounded memory), `read_columns` (one row of arrays) and
-`read_stream` (the raw rows, for rows of varying size). A stream
-that is not what was asked for raises CopyError.
+trailer), `write_rows` (one array of rows) and `array_rows` (the bytes of rows of scalars and
+one-dimensional arrays of varying length). Out: `read_rows` (fixed-size rows as a structured array),
+`stream_rows` (the same in blocks, for bounded memory), `read_columns` (one row of arrays),
+`read_array_rows` (rows of scalars and arrays of varying length) and `column_values` (the values of a
+one-column COPY as psycopg hands them over, for streaming text). A stream that is not what was asked for
+raises CopyError.
 """
 
 from __future__ import annotations
 
+import struct
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -31,6 +34,8 @@ HEADER = SIGNATURE + bytes(8)  # no flags, no header extension
 TRAILER = b"\xff\xff"
 PG_EPOCH = 946_684_800  # 2000-01-01T00:00:00Z in Unix seconds
 INT8_OID = 20
+# The element type (pg_type oid) of an array value, by the big-endian kind of its elements.
+ELEMENT_OIDS = {">i2": 21, ">i4": 23, ">i8": 20, ">f4": 700, ">f8": 701}
 # A one-dimensional array value (after its length): the head, then (length, value) per element.
 ARRAY_HEAD = np.dtype(
     [
@@ -91,6 +96,59 @@ def write_rows(cursor, table: str, columns: Sequence[str], rows: np.ndarray) -> 
         copy.write(rows.tobytes())
 
 
+def _element_dtype(kind: str) -> tuple[np.dtype, int]:
+    """(length, value) of one array element of `kind`, and the element type's oid."""
+    kind = np.dtype(kind).newbyteorder(">").str
+    if kind not in ELEMENT_OIDS:
+        raise ValueError(f"no array element type for {kind!r} (one of {', '.join(ELEMENT_OIDS)})")
+    return np.dtype([("len", ">i4"), ("value", kind)]), ELEMENT_OIDS[kind]
+
+
+def array_rows(
+    scalars: Sequence[tuple[np.ndarray, str]], arrays: Sequence[tuple[np.ndarray, str]], starts: np.ndarray
+) -> bytes:
+    """The rows (no header, no trailer: write them inside copy_in) of fixed-size scalar columns followed
+    by one-dimensional array columns. Row i holds scalars[k][0][i] for every scalar column k, then
+    arrays[k][0][starts[i]:starts[i + 1]] (the last row: to the end) for every array column k, so the
+    arrays of a row have one length. Columns are (values, kind), kind a big-endian dtype (">i8")."""
+    if not arrays:
+        raise ValueError("array_rows writes rows with arrays (write_rows writes fixed-size rows)")
+    starts = np.asarray(starts, dtype=np.int64)
+    rows, total = len(starts), len(arrays[0][0])
+    sizes = np.diff(np.append(starts, total))
+    short = 8 * (sizes == 0)  # an empty array has no dimension: its head ends before length and lower bound
+    # Per array column its heads (the first's with the row's field count and scalars before them) and
+    # its elements, each in one buffer; a row is a slice of each, in turn. No Python work per element.
+    pieces: list[tuple[memoryview, np.ndarray, np.ndarray]] = []
+    for k, (values, kind) in enumerate(arrays):
+        element, oid = _element_dtype(kind)
+        if len(values) != total:
+            raise ValueError("the array columns of a row must have one length")
+        if k == 0:
+            head = empty_rows(
+                [*((f"s{j}", scalar) for j, (_, scalar) in enumerate(scalars)), ("a", ARRAY_HEAD)], rows
+            )
+            head["nfields"] = len(scalars) + len(arrays)
+            for j, (column, _) in enumerate(scalars):
+                head[f"s{j}"] = column
+        else:
+            head = np.empty(rows, dtype=[("len_a", ">i4"), ("a", ARRAY_HEAD)])
+        head["len_a"] = np.where(sizes > 0, ARRAY_HEAD.itemsize + element.itemsize * sizes, 12)
+        head["a"]["ndim"], head["a"]["has_nulls"], head["a"]["element_type"] = sizes > 0, 0, oid
+        head["a"]["length"], head["a"]["lower_bound"] = sizes, 1
+        items = np.empty(total, dtype=element)
+        items["len"], items["value"] = element["value"].itemsize, values
+        head_at = head.itemsize * np.arange(rows)
+        pieces.append((memoryview(head.view(np.uint8)), head_at, head_at + head.itemsize - short))
+        pieces.append(
+            (memoryview(items.view(np.uint8)), element.itemsize * starts, element.itemsize * (starts + sizes))
+        )
+    parts: list = [None] * (len(pieces) * rows)
+    for p, (data, lows, highs) in enumerate(pieces):
+        parts[p :: len(pieces)] = [data[a:b] for a, b in zip(lows.tolist(), highs.tolist(), strict=True)]
+    return b"".join(parts)
+
+
 # --- Out ---------------------------------------------------------------------------------------------
 
 
@@ -111,10 +169,100 @@ def _read_all(cursor, sql: str, params: Sequence | None) -> tuple[bytearray, int
     return data, 19 + int.from_bytes(data[15:19], "big")
 
 
-def read_stream(cursor, sql: str, params: Sequence | None) -> tuple[bytearray, int]:
-    """The whole binary COPY stream of `sql`, checked at both ends, and where its rows start: for rows
-    of varying size (arrays of varying length), which the caller walks itself."""
-    return _read_all(cursor, sql, params)
+def read_array_rows(
+    cursor, sql: str, params: Sequence | None, scalars: Sequence[str], arrays: Sequence[str]
+) -> tuple[list[np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
+    """Run `sql`, whose rows are fixed-size scalar columns of `scalars` kinds followed by one-dimensional
+    array columns of `arrays` element kinds (none NULL, no NULL element), by binary COPY. Returns each
+    scalar column (one value per row) and each array column as (every row's elements in row order, each
+    row's element count), in native byte order: what array_rows writes, read back."""
+    data, position = _read_all(cursor, sql, params)
+    end = len(data) - 2
+    fixed = row_dtype(*[(f"s{k}", kind) for k, kind in enumerate(scalars)])
+    elements = [_element_dtype(kind) for kind in arrays]
+    row_starts: list[int] = []
+    counts: list[list[int]] = [[] for _ in arrays]
+    items: list[list[memoryview]] = [[] for _ in arrays]  # each row's elements, joined after the walk
+    view = memoryview(data)
+    fields = len(scalars) + len(arrays)
+    # A row's field count and scalar lengths, checked at once; the values are read after the walk.
+    unpack_fixed = struct.Struct(">h" + "".join(f"i{fixed[f's{k}'].itemsize}x" for k in range(len(scalars))))
+    unpack_fixed = unpack_fixed.unpack_from
+    expected = (fields, *(fixed[f"s{k}"].itemsize for k in range(len(scalars))))
+    unpack_head = struct.Struct(">iiii").unpack_from
+    unpack_size = struct.Struct(">i").unpack_from
+    try:
+        while position < end:
+            head = unpack_fixed(data, position)
+            if head != expected:
+                if head[0] != fields:
+                    raise CopyError(f"binary COPY rows do not have {fields} columns")
+                column = next(k for k in range(len(scalars)) if head[k + 1] != expected[k + 1])
+                raise CopyError(f"NULL or unexpected size in column {column} of a binary COPY stream")
+            row_starts.append(position)
+            position += fixed.itemsize
+            for k, (element, oid) in enumerate(elements):
+                length, ndim, has_nulls, element_type = unpack_head(data, position)
+                n = unpack_size(data, position + 16)[0] if ndim == 1 else 0
+                if (
+                    ndim not in (0, 1)
+                    or has_nulls
+                    or element_type != oid
+                    or n < 0
+                    or length != (ARRAY_HEAD.itemsize + n * element.itemsize if ndim else 12)
+                ):
+                    raise CopyError(
+                        f"NULL or unexpected value in column {len(scalars) + k} (an array) of a binary COPY stream"
+                    )
+                items[k].append(view[position + 24 : position + 24 + n * element.itemsize])
+                counts[k].append(n)
+                position += 4 + length
+    except (struct.error, ValueError):  # a length pointing past the end
+        raise CopyError("unexpected end of the binary COPY stream") from None
+    if position != end:
+        raise CopyError("unexpected end of the binary COPY stream")
+    starts = np.asarray(row_starts, dtype=np.int64)
+    heads = np.frombuffer(data, dtype=np.uint8)[starts[:, None] + np.arange(fixed.itemsize)].view(fixed)
+    heads = heads.reshape(len(starts))
+    columns = [heads[f"s{k}"].astype(fixed[f"s{k}"].newbyteorder("=")) for k in range(len(scalars))]
+    ragged = []
+    for k, (element, _) in enumerate(elements):
+        values = np.frombuffer(b"".join(items[k]), dtype=element)
+        if (values["len"] != element["value"].itemsize).any():
+            raise CopyError(
+                f"NULL or unexpected value size in column {len(scalars) + k} of a binary COPY stream"
+            )
+        ragged.append((values["value"].astype(element["value"].newbyteorder("=")), np.asarray(counts[k])))
+    return columns, ragged
+
+
+def column_values(chunks: Iterable, suffix: bytes = b"") -> Iterator[bytes]:
+    """The values of a one-column binary COPY out, each followed by `suffix` (one copy per value), from
+    psycopg's Copy (or its chunks): PostgreSQL sends a message per row (field count, length, bytes),
+    the header before the first row and the trailer last. NULLs are left out; a stream without its
+    header or trailer, or a row of another shape, raises CopyError."""
+    header, ended = True, False
+    for data in chunks:
+        view = memoryview(data)
+        if header:
+            if bytes(view[: len(SIGNATURE)]) != SIGNATURE or len(view) < len(HEADER):
+                raise CopyError("unexpected binary COPY stream from the database")
+            view = view[len(HEADER) + int.from_bytes(view[15:19], "big") :]
+            header = False
+            if not view:
+                continue
+        if ended:
+            raise CopyError("binary COPY rows after the trailer")
+        if view == TRAILER:
+            ended = True
+            continue
+        length = int.from_bytes(view[2:6], "big", signed=True)
+        if view[:2] != b"\x00\x01" or len(view) != 6 + max(length, 0):
+            raise CopyError("a binary COPY row that is not one value (one row per message expected)")
+        if length >= 0:
+            yield b"".join((view[6:], suffix))
+    if not ended:
+        raise CopyError("unexpected end of the binary COPY stream")
 
 
 def _check_lengths(rows: np.ndarray) -> None:
