@@ -1,41 +1,23 @@
-"""Binary COPY in and out of PostgreSQL with numpy: the one place that knows the framing.
+"""Binary COPY rows as numpy arrays (see the package for the framing). Rows of fixed-size fields are
+numpy structured arrays: `row_dtype` spells one, `empty_rows` makes rows with the counts and lengths
+filled in.
 
-A binary COPY stream is a header (the signature, 4 bytes of flags, 4 bytes of header-extension length
-and the extension), then the rows, then a trailer (-1 as a 16-bit field count). A row is its field count
-(int16), then per field a length (int32, -1 for NULL) and the value, big-endian (see PostgreSQL's COPY).
-Rows of fixed-size fields are numpy structured arrays: `row_dtype` spells one, `empty_rows` makes rows
-with the counts and lengths filled in.
-
-In: `copy_in` (a context manager: writes the header, hands psycopg's Copy over for the rows, writes the
-trailer), `write_rows` (one array of rows) and `array_rows` (the bytes of rows of scalars and
-one-dimensional arrays of varying length). Out: `read_rows` (fixed-size rows as a structured array),
-`stream_rows` (the same in blocks, for bounded memory), `read_columns` (one row of arrays),
-`read_array_rows` (rows of scalars and arrays of varying length) and `column_values` (the values of a
-one-column COPY as psycopg hands them over, for streaming text). A stream that is not what was asked for
-raises CopyError.
+In: `write_rows` (one array of rows) and `array_rows` (the bytes of rows of scalars and one-dimensional
+arrays of varying length, to write inside copy_in). Out: `read_rows` (fixed-size rows as a structured
+array), `stream_rows` (the same in blocks, for bounded memory), `read_columns` (one row of arrays) and
+`read_array_rows` (rows of scalars and arrays of varying length). A stream that is not what was asked
+for raises CopyError.
 """
 
 from __future__ import annotations
 
 import struct
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from . import ELEMENT_OIDS, SIGNATURE, TRAILER, CopyError, copy_in
 
-class CopyError(RuntimeError):
-    """The database sent a binary COPY stream other than the one asked for."""
-
-
-SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
-HEADER = SIGNATURE + bytes(8)  # no flags, no header extension
-TRAILER = b"\xff\xff"
-PG_EPOCH = 946_684_800  # 2000-01-01T00:00:00Z in Unix seconds
-INT8_OID = 20
-# The element type (pg_type oid) of an array value, by the big-endian kind of its elements.
-ELEMENT_OIDS = {">i2": 21, ">i4": 23, ">i8": 20, ">f4": 700, ">f8": 701}
 # A one-dimensional array value (after its length): the head, then (length, value) per element.
 ARRAY_HEAD = np.dtype(
     [
@@ -46,11 +28,6 @@ ARRAY_HEAD = np.dtype(
         ("lower_bound", ">i4"),
     ]
 )
-
-
-def timestamp(seconds: float | None = None) -> int:
-    """A Unix time (now by default) as a binary COPY timestamp: microseconds since 2000-01-01 UTC."""
-    return int(((time.time() if seconds is None else seconds) - PG_EPOCH) * 1_000_000)
 
 
 def row_dtype(*columns: tuple[str, object]) -> np.dtype:
@@ -72,22 +49,6 @@ def empty_rows(columns: Sequence[tuple[str, str]], count: int) -> np.ndarray:
 
 
 # --- In ----------------------------------------------------------------------------------------------
-
-
-@contextmanager
-def copy_in(cursor, table: str, columns: Sequence[str], *, writer=None) -> Iterator:
-    """COPY into `table` (`columns`): yields psycopg's Copy with the header written, for the caller to
-    write rows (bytes); writes the trailer when the block ends without an error. Django's cursor logs the
-    statement (DEBUG, assertNumQueries) but takes no psycopg `writer`; with one, the raw cursor copies."""
-    statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
-    if writer is None:
-        context = cursor.copy(statement)
-    else:
-        context = getattr(cursor, "cursor", cursor).copy(statement, writer=writer)
-    with context as copy:
-        copy.write(HEADER)
-        yield copy
-        copy.write(TRAILER)
 
 
 def write_rows(cursor, table: str, columns: Sequence[str], rows: np.ndarray) -> None:
@@ -234,35 +195,6 @@ def read_array_rows(
             )
         ragged.append((values["value"].astype(element["value"].newbyteorder("=")), np.asarray(counts[k])))
     return columns, ragged
-
-
-def column_values(chunks: Iterable, suffix: bytes = b"") -> Iterator[bytes]:
-    """The values of a one-column binary COPY out, each followed by `suffix` (one copy per value), from
-    psycopg's Copy (or its chunks): PostgreSQL sends a message per row (field count, length, bytes),
-    the header before the first row and the trailer last. NULLs are left out; a stream without its
-    header or trailer, or a row of another shape, raises CopyError."""
-    header, ended = True, False
-    for data in chunks:
-        view = memoryview(data)
-        if header:
-            if bytes(view[: len(SIGNATURE)]) != SIGNATURE or len(view) < len(HEADER):
-                raise CopyError("unexpected binary COPY stream from the database")
-            view = view[len(HEADER) + int.from_bytes(view[15:19], "big") :]
-            header = False
-            if not view:
-                continue
-        if ended:
-            raise CopyError("binary COPY rows after the trailer")
-        if view == TRAILER:
-            ended = True
-            continue
-        length = int.from_bytes(view[2:6], "big", signed=True)
-        if view[:2] != b"\x00\x01" or len(view) != 6 + max(length, 0):
-            raise CopyError("a binary COPY row that is not one value (one row per message expected)")
-        if length >= 0:
-            yield b"".join((view[6:], suffix))
-    if not ended:
-        raise CopyError("unexpected end of the binary COPY stream")
 
 
 def _check_lengths(rows: np.ndarray) -> None:
