@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ("models", "access", "services", "signals", "pgcopy", "apps", "admin", "markup")
+CORE = ("models", "access", "services", "signals", "pgcopy", "scale", "apps", "admin", "markup")
 WINGS = ("judgments.rating", "judgments.exchange", "judgments.campaign")
 PURE = (
     "judgments/exchange/formats",
+    "judgments/scale.py",
     "scoring/metrics.py",
     "scoring/udcg.py",
     "scoring/flavours.py",

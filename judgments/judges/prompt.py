@@ -21,17 +21,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-DISTRACTOR = -1
-GRADES = (0, 1, 2, 3, 4)
-DEFAULT_LABELS = {0: "Not relevant", 1: "Marginal", 2: "Relevant", 3: "Highly relevant", 4: "Perfect"}
-DISTRACTOR_ENTRY = {
-    "grade": DISTRACTOR,
-    "label": "Distractor",
-    "description": (
-        "Looks relevant at first sight (same topic, the query's words) but is wrong, outdated or "
-        "misleading for this need: a reader relying on it would be worse off than with no document."
-    ),
-}
+from judgments.scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL, GRADES
+from judgments.scale import LABELS as DEFAULT_LABELS
+
+# The distractor's default entry: the same words the grading page shows raters (judgments.scale).
+DISTRACTOR_ENTRY = {"grade": DISTRACTOR, "label": DISTRACTOR_LABEL, "description": DISTRACTOR_DESCRIPTION}
 MAX_BODY_CHARS = 4000
 MAX_TITLE_CHARS = 300
 
@@ -130,13 +124,17 @@ def scale_entries(grade_scale: Sequence[Mapping] | None, distractor: bool = Fals
     wanted = ((DISTRACTOR,) if distractor else ()) + GRADES
     entries = []
     for grade in wanted:
-        entry = given.get(grade) or (DISTRACTOR_ENTRY if grade == DISTRACTOR else {})
-        default_label = DISTRACTOR_ENTRY["label"] if grade == DISTRACTOR else DEFAULT_LABELS[grade]
+        entry = given.get(grade, {})
+        # As the grading page does: the pool's words, else the distractor's default words (its own
+        # entry may leave them out); a grade 0..4 without a description has none.
+        default = (
+            DISTRACTOR_ENTRY if grade == DISTRACTOR else {"label": DEFAULT_LABELS[grade], "description": ""}
+        )
         entries.append(
             {
                 "grade": grade,
-                "label": str(entry.get("label") or default_label),
-                "description": str(entry.get("description") or ""),
+                "label": str(entry.get("label") or default["label"]),
+                "description": str(entry.get("description") or default["description"]),
             }
         )
     return entries

@@ -1,6 +1,6 @@
 """The domain, one concern per module; every name is importable from judgments.models.
 
-pools      grades (0-4, the -1 distractor), combine rules, grade sources, pools and teams
+pools      grades 0-4 and -1 (their words: judgments.scale), combine rules, grade sources, pools, teams
 documents  a pool's queries and documents
 pairs      the pairs raters grade, judgments and their history, adjudication requests
 runs       search configurations, runs and their rankings (and the capture wing's models)
@@ -11,6 +11,7 @@ Rules that must never break (grade range, one judgment per rater and pair, no du
 a ranking, ids without whitespace) are database constraints, so no code path can get around them.
 """
 
+from ..scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL
 from .documents import Document, DocumentQuerySet, Query
 from .judges import (
     JudgeRun,
@@ -22,9 +23,6 @@ from .judges import (
 )
 from .pairs import AdjudicationRequest, Judgment, JudgmentChange, JudgmentQuerySet, Pair, PairQuerySet
 from .pools import (
-    DISTRACTOR,
-    DISTRACTOR_DESCRIPTION,
-    DISTRACTOR_LABEL,
     EXTERNAL_ID_MAX,
     GRADE_CHOICES,
     NO_WHITESPACE_SQL,

@@ -5,6 +5,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from ..scale import DESCRIPTIONS, DISTRACTOR, DISTRACTOR_LABEL, LABELS
+
 EXTERNAL_ID_MAX = 200
 no_whitespace = RegexValidator(
     r"^\S+$", "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated)."
@@ -13,22 +15,15 @@ NO_WHITESPACE_SQL = r"^\S+$"
 
 
 class Grade(models.IntegerChoices):
-    NOT_RELEVANT = 0, "Not relevant"
-    MARGINAL = 1, "Marginal"
-    RELEVANT = 2, "Relevant"
-    HIGHLY_RELEVANT = 3, "Highly relevant"
-    PERFECT = 4, "Perfect"
+    NOT_RELEVANT = 0, LABELS[0]
+    MARGINAL = 1, LABELS[1]
+    RELEVANT = 2, LABELS[2]
+    HIGHLY_RELEVANT = 3, LABELS[3]
+    PERFECT = 4, LABELS[4]
 
 
-# The distractor grade: below 0, a document that looks relevant but misleads (issue 13; UDCG gives it a
-# negative utility). Only pools with `distractors_enabled` accept it, on every write path (a trigger of
-# migration 0009 refuses it in the database too).
-DISTRACTOR = -1
-DISTRACTOR_LABEL = "Distractor"
-DISTRACTOR_DESCRIPTION = (
-    "Looks relevant (same topic, the query's words) but is wrong, outdated or misleading: "
-    "worse than no document."
-)
+# The distractor grade (judgments.scale): only pools with `distractors_enabled` accept it, on every write
+# path (a trigger of migration 0009 refuses it in the database too).
 GRADE_CHOICES = [(DISTRACTOR, DISTRACTOR_LABEL), *Grade.choices]
 
 
@@ -41,14 +36,7 @@ def distractor_refused(pool_name: str) -> str:
 
 
 def default_grade_scale() -> list[dict]:
-    descriptions = {
-        0: "The document does not help with the information need at all.",
-        1: "Touches the topic but barely helps; the searcher would keep looking.",
-        2: "Answers part of the need; useful.",
-        3: "Answers the need well; the searcher would be satisfied.",
-        4: "The ideal result for this query; exactly what was wanted.",
-    }
-    return [{"grade": g.value, "label": g.label, "description": descriptions[g.value]} for g in Grade]
+    return [{"grade": g.value, "label": g.label, "description": DESCRIPTIONS[g.value]} for g in Grade]
 
 
 class CombineRule(models.TextChoices):

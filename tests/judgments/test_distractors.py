@@ -9,6 +9,7 @@ import re
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
+from django.utils.html import escape
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -218,3 +219,31 @@ def test_the_judges_prompt_describes_the_distractor_grade_only_when_the_pool_ena
     text = " ".join(m["content"] for m in pair_messages(judge, pair))
     assert "-1 = Distractor" in text
     assert DISTRACTOR == -1
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        None,  # the pool's scale has no -1 entry (the grade turned on through the API or a service)
+        {"grade": -1, "label": "Misleads", "description": ""},  # an entry that leaves the words out
+        {"grade": -1, "label": "Misleads", "description": "Sends the reader the wrong way."},
+    ],
+)
+def test_raters_and_model_judges_read_the_same_description_of_minus_1(
+    client, pool, rater, django_user_model, own
+):
+    pool.grade_scale = [e for e in pool.grade_scale if e.get("grade") != DISTRACTOR] + ([own] if own else [])
+    pool.save()
+    _enable(pool)
+    label = (own or {}).get("label") or "Distractor"
+    description = (own or {}).get("description") or DISTRACTOR_DESCRIPTION
+    pair = Pair.objects.select_related("query", "document").get(pk=_pair(pool).pk)
+    page = login(client, rater).get(reverse("rating:grade", args=[pool.name])).content.decode()
+    assert (
+        f'<span class="grade-label">{escape(label)}</span><span class="grade-desc">{escape(description)}</span>'
+        in page
+    )
+    user = django_user_model.objects.create_user(username="judge-llm")
+    judge = ModelJudge.objects.create(user=user, pool=pool, base_url="http://127.0.0.1:9/v1", model="m")
+    prompt = " ".join(m["content"] for m in pair_messages(judge, pair))
+    assert f"-1 = {label}: {description}" in prompt

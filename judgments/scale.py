@@ -1,0 +1,25 @@
+"""The words of the grade scale, written once for everyone who reads a grade: raters (the grading page),
+model judges (their prompt), the pool settings form and the models. No Django imports: the judges'
+prompt module is pure Python.
+
+Grades are 0..4; -1, the distractor, exists only in pools that enable it (issue 13): a document that
+looks relevant but misleads (UDCG gives it a negative utility). A pool's own `grade_scale` entries win
+over these defaults, on the grading page and in the prompt alike.
+"""
+
+GRADES = (0, 1, 2, 3, 4)
+LABELS = {0: "Not relevant", 1: "Marginal", 2: "Relevant", 3: "Highly relevant", 4: "Perfect"}
+DESCRIPTIONS = {
+    0: "The document does not help with the information need at all.",
+    1: "Touches the topic but barely helps; the searcher would keep looking.",
+    2: "Answers part of the need; useful.",
+    3: "Answers the need well; the searcher would be satisfied.",
+    4: "The ideal result for this query; exactly what was wanted.",
+}
+
+DISTRACTOR = -1
+DISTRACTOR_LABEL = "Distractor"
+DISTRACTOR_DESCRIPTION = (
+    "Looks relevant at first sight (same topic, the query's words) but is wrong, outdated or "
+    "misleading for this need: a reader relying on it would be worse off than with no document."
+)
