@@ -109,6 +109,34 @@ def test_adjudication_refuses_a_final_minus_1_unless_the_pool_has_the_grade(clie
     assert Pair.objects.get().final_grade == -1
 
 
+def test_the_final_grade_form_offers_minus_1_only_where_the_pool_has_it(pool):
+    from judgments.rating.forms import FinalGradeForm
+
+    def offered(form):
+        return [value for value, _ in form.fields["grade"].choices]
+
+    form = FinalGradeForm({"grade": "-1"}, pool=pool)
+    assert offered(form) == ["", 0, 1, 2, 3, 4] and not form.is_valid()
+    assert form.refusal().startswith(REFUSED) and form.refusal().endswith("from 0 to 4, or clear it.")
+    _enable(pool)
+    form = FinalGradeForm({"grade": "-1"}, pool=pool)
+    assert offered(form) == ["", -1, 0, 1, 2, 3, 4] and form.is_valid() and form.cleaned_data["grade"] == -1
+
+
+@pytest.mark.parametrize("enabled, lowest", [(False, 0), (True, -1)])
+def test_a_final_grade_out_of_range_is_refused_naming_the_pools_grades(
+    client, pool, site_admin, enabled, lowest
+):
+    services.set_distractors(pool, enabled)
+    pair = _pair(pool)
+    url = reverse("rating:final-grade", args=[pool.name, pair.pk])
+    page = login(client, site_admin).post(url, {"grade": "7"}, follow=True).content.decode()
+    assert f"Choose a final grade from {lowest} to 4, or clear it." in page
+    with pytest.raises(services.JudgmentError, match=f"A final grade must be an integer from {lowest} to 4"):
+        services.set_final_grade(pair, 7, site_admin)
+    assert Pair.objects.get().final_grade is None
+
+
 # --- The grading page ------------------------------------------------------------------------------------
 
 
