@@ -5,7 +5,12 @@ prompt module is pure Python.
 Grades are 0..4; -1, the distractor, exists only in pools that enable it (issue 13): a document that
 looks relevant but misleads (UDCG gives it a negative utility). A pool's own `grade_scale` entries win
 over these defaults, on the grading page and in the prompt alike.
+
+`rounded_grade` is the one rule that turns a combined grade (a mean, a median) into a grade: the exports
+(rounded qrels, RankLib), the trust page and the grade colours of the comparison pages use it.
 """
+
+import math
 
 GRADES = (0, 1, 2, 3, 4)
 LABELS = {0: "Not relevant", 1: "Marginal", 2: "Relevant", 3: "Highly relevant", 4: "Perfect"}
@@ -23,3 +28,10 @@ DISTRACTOR_DESCRIPTION = (
     "Looks relevant at first sight (same topic, the query's words) but is wrong, outdated or "
     "misleading for this need: a reader relying on it would be worse off than with no document."
 )
+
+
+def rounded_grade(grade: float) -> int:
+    """A combined grade as a whole grade: rounded half up, and a negative one -1. Scoring counts a pair
+    whose combined grade is below 0 as a distractor (UDCG), so -0.5 stays a distractor rather than
+    rounding up to a judged 0. (The rounded qrels' SQL, judgments.exchange.exports.grades, writes the same.)"""
+    return DISTRACTOR if grade < 0 else math.floor(grade + 0.5)
