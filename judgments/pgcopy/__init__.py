@@ -18,7 +18,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from importlib import import_module
+
+from judgments.lazy import lazy_names
 
 
 class CopyError(RuntimeError):
@@ -91,26 +92,19 @@ def column_values(chunks: Iterable, suffix: bytes = b"") -> Iterator[bytes]:
 
 
 # The rows as numpy arrays (judgments.pgcopy.rows), loaded on first use.
-_ROWS = (
-    "ARRAY_HEAD",
-    "array_rows",
-    "empty_rows",
-    "read_array_rows",
-    "read_columns",
-    "read_rows",
-    "row_dtype",
-    "stream_rows",
-    "write_rows",
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "rows": (
+            "ARRAY_HEAD",
+            "array_rows",
+            "empty_rows",
+            "read_array_rows",
+            "read_columns",
+            "read_rows",
+            "row_dtype",
+            "stream_rows",
+            "write_rows",
+        )
+    },
 )
-
-
-def __getattr__(name: str):
-    if name not in _ROWS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.rows"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_ROWS})
