@@ -10,9 +10,10 @@ Placeholders: ``guidelines``, ``grade_scale`` (one line per grade: value, label,
 ``grades`` (the allowed values, "0, 1, 2, 3 or 4"), ``query``, ``information_need``, ``title``, ``body``.
 
 The grade scale is the pool's (``[{"grade": 0, "label": ..., "description": ...}, ...]``) for 0..4;
-with ``distractor=True`` the grade -1 is added (the pool's own -1 entry if it has one, else
-:data:`DISTRACTOR_ENTRY`): a document that looks relevant but misleads. Title and body are cut to
-configurable lengths, with a marker saying so, so the model knows it saw only part of the document.
+with ``distractor=True`` the grade -1 is added (the pool's own words for -1, else the default ones):
+a document that looks relevant but misleads. ``judgments.scale.scale_entries`` fills it in, for the
+grading page as for the prompt, so raters and model judges read the same words. Title and body are
+cut to configurable lengths, with a marker saying so, so the model knows it saw only part of it.
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from judgments.scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL, GRADES
-from judgments.scale import LABELS as DEFAULT_LABELS
+# The pool's grades with their words, as the grading page shows them to raters (judgments.scale).
+from judgments.scale import DISTRACTOR, GRADES, scale_entries  # noqa: F401 (scale_entries: judges' services)
 
-# The distractor's default entry: the same words the grading page shows raters (judgments.scale).
-DISTRACTOR_ENTRY = {"grade": DISTRACTOR, "label": DISTRACTOR_LABEL, "description": DISTRACTOR_DESCRIPTION}
 MAX_BODY_CHARS = 4000
 MAX_TITLE_CHARS = 300
 
@@ -108,36 +107,6 @@ def template_problems(template: PromptTemplate) -> list[str]:
         if name not in used:
             problems.append(f"The template never shows the {name}: add {{{{ {name} }}}} to a message.")
     return problems
-
-
-def scale_entries(grade_scale: Sequence[Mapping] | None, distractor: bool = False) -> list[dict]:
-    """The grades a judge may give, ascending, each with a label and a description.
-
-    Entries for 0..4 come from ``grade_scale`` (a missing one gets its default label); -1 only when
-    ``distractor`` is on. Anything else in ``grade_scale`` is ignored.
-    """
-    given = {}
-    for entry in grade_scale or ():
-        grade = entry.get("grade") if isinstance(entry, Mapping) else None
-        if isinstance(grade, int) and not isinstance(grade, bool):
-            given.setdefault(grade, entry)
-    wanted = ((DISTRACTOR,) if distractor else ()) + GRADES
-    entries = []
-    for grade in wanted:
-        entry = given.get(grade, {})
-        # As the grading page does: the pool's words, else the distractor's default words (its own
-        # entry may leave them out); a grade 0..4 without a description has none.
-        default = (
-            DISTRACTOR_ENTRY if grade == DISTRACTOR else {"label": DEFAULT_LABELS[grade], "description": ""}
-        )
-        entries.append(
-            {
-                "grade": grade,
-                "label": str(entry.get("label") or default["label"]),
-                "description": str(entry.get("description") or default["description"]),
-            }
-        )
-    return entries
 
 
 def allowed_grades(distractor: bool = False) -> frozenset[int]:

@@ -172,8 +172,9 @@ def read_array_rows(
                     or n < 0
                     or length != (ARRAY_HEAD.itemsize + n * element.itemsize if ndim else 12)
                 ):
+                    column = len(scalars) + k
                     raise CopyError(
-                        f"NULL or unexpected value in column {len(scalars) + k} (an array) of a binary COPY stream"
+                        f"NULL or unexpected value in column {column} (an array) of a binary COPY stream"
                     )
                 items[k].append(view[position + 24 : position + 24 + n * element.itemsize])
                 counts[k].append(n)
