@@ -175,28 +175,24 @@ def _csv_line(row: tuple) -> str:
     return csv_line(row)
 
 
-def _csv_cell(text: str) -> str:
-    """One cell as csv_line writes it in a line without a carriage return."""
-    return _csv_line([text, ""])[:-2]
-
-
 # Query ids PostgreSQL cannot write as the Python writer does: in JSON, those with non-ASCII or control
 # characters (to_json leaves them, json.dumps escapes them); in CSV, cells that get quotes or the
 # formula guard. The database keeps whitespace out of ids and configuration names, so no cell holds the
 # carriage return that makes csv_line quote a whole line.
 _SPECIAL_QUERIES = {
-    "jsonl": f"q.external_id !~ '{pgtext.PLAIN_ASCII}'",
-    "csv": "q.external_id ~ '[,\"]' OR q.external_id ~ '^''*[-=+@]'",
+    "jsonl": ("q.external_id !~ %s", pgtext.PLAIN_ASCII),
+    "csv": ("q.external_id ~ %s", pgtext.CSV_SPECIAL),
 }
 
 
 def _encoded_queries(pool: Pool, fmt: str) -> tuple[list[int], list[str]]:
     """(query pks, their cells) for the pool's query ids that `_SPECIAL_QUERIES` picks, encoded here."""
-    encode = json.dumps if fmt == "jsonl" else _csv_cell
+    encode = json.dumps if fmt == "jsonl" else pgtext.csv_cell
+    special, pattern = _SPECIAL_QUERIES[fmt]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT q.id, q.external_id FROM judgments_query q WHERE q.pool_id = %s AND ({_SPECIAL_QUERIES[fmt]})",
-            [pool.pk],
+            f"SELECT q.id, q.external_id FROM judgments_query q WHERE q.pool_id = %s AND {special}",
+            [pool.pk, pattern],
         )
         found = cursor.fetchall()
     return [pk for pk, _ in found], [encode(qid) for _, qid in found]
@@ -228,11 +224,11 @@ def _query_lines_sql(
         judged_at, end = ', "judged": ', "}"
     else:
         plain = "q.external_id"
-        head = _csv_cell(configuration) + ","
+        head = pgtext.csv_cell(configuration) + ","
         null = ""
 
         def middle(metric: str) -> str:
-            return f",{_csv_cell(flavour)},{_csv_cell(metric)},"
+            return f",{pgtext.csv_cell(flavour)},{pgtext.csv_cell(metric)},"
 
         judged_at, end = ",", ""
     params: list = []

@@ -12,7 +12,6 @@ the rater of each grade and masks in numpy (`counted`).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -240,12 +239,6 @@ def combine_grades(
 
 # --- The cache of combined grades (models.PoolGrades, QueryGrades) ---------------------------------------
 
-_ELEMENTS = {
-    "doc": np.dtype([("len", ">i4"), ("value", ">i8")]),
-    "grade": np.dtype([("len", ">i4"), ("value", ">f8")]),
-}
-_FLOAT8_OID = 701
-
 
 def _cache_key(cursor, rule: str, source: str) -> tuple[str, str, list[int]]:
     return rule, source, model_raters(cursor).tolist()
@@ -271,35 +264,15 @@ def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None
         return None
     if row[3] != history_mark(cursor):  # a judgment changed since: they may be stale
         return None
-    data, position = pgcopy.read_stream(
+    (queries,), [(docs, counts), (grades, _)] = pgcopy.read_array_rows(
         cursor,
         "SELECT query_id, doc_ids, grades FROM scoring_querygrades WHERE pool_id = %s ORDER BY query_id",
         [pool_id],
+        [">i8"],
+        [">i8", ">f8"],
     )
-    # Rows of (query int8, doc_ids int8[], grades float8[]): field count (2), length and query (4 + 8),
-    # then per array its length (4), head (ndim, has-nulls flag, element type, size, lower bound: 4
-    # each) and (length, value) per element (4 + 8).
-    end = len(data) - 2
-    queries, docs, grades = [], [], []
-    while position < end:
-        head = np.frombuffer(data, dtype=">i4", count=5, offset=position + 18)
-        n = int(head[3])
-        if head[0] != 1 or head[1] != 0 or n < 1:
-            raise ScoringError("unexpected array in the cached grades")
-        at = position + 38
-        queries.append((int.from_bytes(data[position + 6 : position + 14], "big"), n))
-        docs.append(np.frombuffer(data, dtype=_ELEMENTS["doc"], count=n, offset=at)["value"])
-        grades.append(
-            np.frombuffer(data, dtype=_ELEMENTS["grade"], count=n, offset=at + 12 * n + 24)["value"]
-        )
-        position = at + 24 * n + 24
-    if not queries:
-        return Grades(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-    keys, counts = zip(*queries, strict=True)
     return Grades(
-        np.repeat(np.asarray(keys, dtype=np.int64), counts),
-        np.concatenate(docs).astype(np.int64),
-        np.concatenate(grades).astype(np.float64),
+        np.repeat(queries.astype(np.int64), counts), docs.astype(np.int64), grades.astype(np.float64)
     )
 
 
@@ -338,23 +311,11 @@ def remember_grades(
     if not len(grades):
         return
     starts = np.flatnonzero(np.r_[True, grades.query[1:] != grades.query[:-1]])
-    ends = np.r_[starts[1:], len(grades)]
-    docs = np.empty(len(grades), dtype=_ELEMENTS["doc"])
-    docs["len"], docs["value"] = 8, grades.doc
-    values = np.empty(len(grades), dtype=_ELEMENTS["grade"])
-    values["len"], values["value"] = 8, grades.grade
-    parts = [pgcopy.HEADER]
-    for lo, hi, query in zip(starts.tolist(), ends.tolist(), grades.query[starts].tolist(), strict=True):
-        n = hi - lo
-        # field count 4, then pool (int8), query (int8), doc_ids, grades
-        parts.append(struct.pack(">hiqiq", 4, 8, pool_id, 8, query))
-        parts.append(struct.pack(">iiiiii", 20 + 12 * n, 1, 0, pgcopy.INT8_OID, n, 1))
-        parts.append(docs[lo:hi].tobytes())
-        parts.append(struct.pack(">iiiiii", 20 + 12 * n, 1, 0, _FLOAT8_OID, n, 1))
-        parts.append(values[lo:hi].tobytes())
-    parts.append(pgcopy.TRAILER)
-    raw = getattr(cursor, "cursor", cursor)
-    with raw.copy(
-        "COPY scoring_querygrades (pool_id, query_id, doc_ids, grades) FROM STDIN (FORMAT BINARY)"
-    ) as copy:
-        copy.write(b"".join(parts))
+    rows = pgcopy.array_rows(
+        [(np.full(len(starts), pool_id), ">i8"), (grades.query[starts], ">i8")],
+        [(grades.doc, ">i8"), (grades.grade, ">f8")],
+        starts,
+    )
+    columns = ["pool_id", "query_id", "doc_ids", "grades"]
+    with pgcopy.copy_in(getattr(cursor, "cursor", cursor), "scoring_querygrades", columns) as copy:
+        copy.write(rows)

@@ -26,6 +26,7 @@ from judgments.capture import client
 from judgments.capture.engines import EndpointError
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
 from judgments.rating import queue
+from judgments.scale import rounded_grade
 
 from . import metrics
 from .models import QueryScore
@@ -50,7 +51,7 @@ class LiveDocument:
 
     @property
     def grade_class(self) -> str:
-        return "unjudged" if self.grade is None else f"g{int(np.floor(self.grade + 0.5))}"
+        return "unjudged" if self.grade is None else f"g{rounded_grade(self.grade)}"
 
     @property
     def grade_text(self) -> str:

@@ -5,10 +5,10 @@ scores only: no document of its ranking, and no "where the other ranks it" on th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from judgments.models import Document, Query, Ranking, Run, SearchConfiguration
+from judgments.scale import rounded_grade
 
 from . import grades as grade_reader
 from .comparison import SCORE_FIELDS, ComparisonError, check_flavour, current_runs
@@ -31,7 +31,7 @@ class RankedDocument:
 
     @property
     def grade_class(self) -> str:
-        return "unjudged" if self.grade is None else f"g{math.floor(self.grade + 0.5)}"
+        return "unjudged" if self.grade is None else f"g{rounded_grade(self.grade)}"
 
     @property
     def grade_text(self) -> str:

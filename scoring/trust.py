@@ -4,7 +4,8 @@ whether its grades would change which configuration wins. Admins only.
 The reference is the humans' grade of a pair: the human raters' grades (other model judges left out,
 can't judge is no grade) combined by the pool's rule, ignoring final grades (the trust page measures
 the judge against raters; an admin's final grade may itself have been settled with the judge's view).
-Agreement compares the judge's grade with that reference rounded half up (as the exports round):
+Agreement compares the judge's grade with that reference rounded as the exports round it (half up; a
+negative one, a distractor to scoring, -1: judgments.scale.rounded_grade):
 exact agreement, the share within one grade, quadratic-weighted Cohen's κ and Krippendorff's α
 (ordinal, two coders), computed by judgments.rating.agreement, the code of the agreement page; the
 humans' own α on the same pairs (where two or more humans graded) is the yardstick beside it.
@@ -32,6 +33,7 @@ from judgments import access
 from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
 from judgments.rating import adjudication, agreement
 from judgments.rating.display import grade_scale
+from judgments.scale import rounded_grade
 
 from . import metrics
 from .cells import _Batch, _read_rankings
@@ -201,7 +203,8 @@ def judge_trust(judge: ModelJudge) -> Trust:
     trust.n_pairs = len(c.pair)
     if not len(c.pair):
         return trust
-    h_int = np.floor(c.humans + 0.5).astype(np.int64)  # rounded half up, as the exports round
+    # Rounded as the exports round: half up, and a negative combined grade (a distractor) -1.
+    h_int = np.array([rounded_grade(g) for g in c.humans.tolist()], dtype=np.int64)
     trust.exact = float(np.mean(c.judge == h_int))
     trust.within_one = float(np.mean(np.abs(c.judge - h_int) <= 1))
     trust.mean_gap = float(np.mean(c.judge - c.humans))

@@ -1,6 +1,6 @@
 """A configuration's search endpoint, one row per version, and the captures run against it.
 
-Registered with the judgments app (judgments/models.py imports these classes). Every edit of an endpoint
+Registered with the judgments app (judgments/models/runs.py imports these classes). Every edit of an endpoint
 creates a new `SearchEndpoint` version and keeps the old ones, and every captured run links to the version
 it was captured with (`Run.endpoint`), so a score can always be traced to the exact definition.
 

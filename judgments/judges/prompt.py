@@ -10,9 +10,10 @@ Placeholders: ``guidelines``, ``grade_scale`` (one line per grade: value, label,
 ``grades`` (the allowed values, "0, 1, 2, 3 or 4"), ``query``, ``information_need``, ``title``, ``body``.
 
 The grade scale is the pool's (``[{"grade": 0, "label": ..., "description": ...}, ...]``) for 0..4;
-with ``distractor=True`` the grade -1 is added (the pool's own -1 entry if it has one, else
-:data:`DISTRACTOR_ENTRY`): a document that looks relevant but misleads. Title and body are cut to
-configurable lengths, with a marker saying so, so the model knows it saw only part of the document.
+with ``distractor=True`` the grade -1 is added (the pool's own words for -1, else the default ones):
+a document that looks relevant but misleads. ``judgments.scale.scale_entries`` fills it in, for the
+grading page as for the prompt, so raters and model judges read the same words. Title and body are
+cut to configurable lengths, with a marker saying so, so the model knows it saw only part of it.
 """
 
 from __future__ import annotations
@@ -21,17 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-DISTRACTOR = -1
-GRADES = (0, 1, 2, 3, 4)
-DEFAULT_LABELS = {0: "Not relevant", 1: "Marginal", 2: "Relevant", 3: "Highly relevant", 4: "Perfect"}
-DISTRACTOR_ENTRY = {
-    "grade": DISTRACTOR,
-    "label": "Distractor",
-    "description": (
-        "Looks relevant at first sight (same topic, the query's words) but is wrong, outdated or "
-        "misleading for this need: a reader relying on it would be worse off than with no document."
-    ),
-}
+# The pool's grades with their words, as the grading page shows them to raters (judgments.scale).
+from judgments.scale import DISTRACTOR, GRADES, scale_entries  # noqa: F401 (scale_entries: judges' services)
+
 MAX_BODY_CHARS = 4000
 MAX_TITLE_CHARS = 300
 
@@ -114,32 +107,6 @@ def template_problems(template: PromptTemplate) -> list[str]:
         if name not in used:
             problems.append(f"The template never shows the {name}: add {{{{ {name} }}}} to a message.")
     return problems
-
-
-def scale_entries(grade_scale: Sequence[Mapping] | None, distractor: bool = False) -> list[dict]:
-    """The grades a judge may give, ascending, each with a label and a description.
-
-    Entries for 0..4 come from ``grade_scale`` (a missing one gets its default label); -1 only when
-    ``distractor`` is on. Anything else in ``grade_scale`` is ignored.
-    """
-    given = {}
-    for entry in grade_scale or ():
-        grade = entry.get("grade") if isinstance(entry, Mapping) else None
-        if isinstance(grade, int) and not isinstance(grade, bool):
-            given.setdefault(grade, entry)
-    wanted = ((DISTRACTOR,) if distractor else ()) + GRADES
-    entries = []
-    for grade in wanted:
-        entry = given.get(grade) or (DISTRACTOR_ENTRY if grade == DISTRACTOR else {})
-        default_label = DISTRACTOR_ENTRY["label"] if grade == DISTRACTOR else DEFAULT_LABELS[grade]
-        entries.append(
-            {
-                "grade": grade,
-                "label": str(entry.get("label") or default_label),
-                "description": str(entry.get("description") or ""),
-            }
-        )
-    return entries
 
 
 def allowed_grades(distractor: bool = False) -> frozenset[int]:

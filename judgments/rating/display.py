@@ -13,7 +13,8 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from judgments.markup import render_markdown  # noqa: F401 (the grading page's helper)
-from judgments.models import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL, Grade, Pool
+from judgments.models import DISTRACTOR, Pool
+from judgments.scale import scale_entries
 
 DISTRACTOR_KEY = "d"  # the grading page's key for the distractor grade (static/js/grade.js)
 
@@ -74,28 +75,13 @@ def extra_fields(extra) -> list[tuple[str, str]]:
 
 def grade_scale(pool: Pool) -> list[dict]:
     """The pool's label and description for each grade 0–4, and for -1 (the distractor, key d) first
-    when the pool enables it (the defaults fill gaps). key: the keyboard key; css: the class suffix."""
-    given = {e.get("grade"): e for e in pool.grade_scale or [] if isinstance(e, dict)}
-    scale = [
+    when the pool enables it (judgments.scale.scale_entries: the model judges' prompt reads the same).
+    key: the keyboard key; css: the class suffix."""
+    return [
         {
-            "grade": g.value,
-            "label": given.get(g.value, {}).get("label") or g.label,
-            "description": given.get(g.value, {}).get("description", ""),
-            "key": str(g.value),
-            "css": f"g{g.value}",
+            **entry,
+            "key": DISTRACTOR_KEY if entry["grade"] == DISTRACTOR else str(entry["grade"]),
+            "css": f"g{entry['grade']}",
         }
-        for g in Grade
+        for entry in scale_entries(pool.grade_scale, pool.distractors_enabled)
     ]
-    if pool.distractors_enabled:
-        own = given.get(DISTRACTOR, {})
-        scale.insert(
-            0,
-            {
-                "grade": DISTRACTOR,
-                "label": own.get("label") or DISTRACTOR_LABEL,
-                "description": own.get("description") or DISTRACTOR_DESCRIPTION,
-                "key": DISTRACTOR_KEY,
-                "css": "g-1",
-            },
-        )
-    return scale

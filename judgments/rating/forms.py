@@ -2,12 +2,12 @@
 
 from django import forms
 
+from judgments.models import DISTRACTOR, Pool, Query, SearchConfiguration, distractor_refused
 from judgments.models import GRADE_CHOICES as GRADES
-from judgments.models import Pool, Query, SearchConfiguration
 
 from .queue import DEFAULT_DEPTH, MAX_DEPTH
 
-# -1 (distractor) included: whether the pool accepts it is checked when it is saved (services).
+# -1 (distractor) included; the forms of a pool offer it only where the pool has it (and services check).
 GRADE_CHOICES = [(value, f"{value} {label}") for value, label in GRADES]
 
 
@@ -25,6 +25,7 @@ class GradeForm(forms.Form):
 
     def __init__(self, *args, pool: Pool | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.pool = pool
         if pool is not None:  # the pool's grades: -1 only where the distractor grade is on
             self.fields["grade"].choices = [(v, label) for v, label in GRADE_CHOICES if v in pool.grades]
 
@@ -33,7 +34,8 @@ class GradeForm(forms.Form):
         action = data.get("action") or self.GRADE
         data["action"] = action
         if action == self.GRADE and data.get("grade") is None and "grade" not in self.errors:
-            raise forms.ValidationError("Choose a grade from 0 to 4.")
+            lowest = self.pool.grades[0] if self.pool is not None else 0
+            raise forms.ValidationError(f"Choose a grade from {lowest} to 4.")
         if action == self.CANT and not data.get("reason"):
             self.add_error("reason", "Say why you can't judge this pair.")
         return data
@@ -90,8 +92,22 @@ class PairFileForm(forms.Form):
 
 
 class FinalGradeForm(forms.Form):
-    """An admin's final grade; the empty value clears it."""
+    """An admin's final grade of a pair of `pool`: one of the pool's grades (-1 only where the distractor
+    grade is on); the empty value clears it."""
 
-    grade = forms.TypedChoiceField(
-        choices=[("", "clear"), *GRADE_CHOICES], coerce=int, required=False, empty_value=None
-    )
+    grade = forms.TypedChoiceField(choices=[], coerce=int, required=False, empty_value=None)
+
+    def __init__(self, *args, pool: Pool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pool = pool
+        self.fields["grade"].choices = [
+            ("", "clear"),
+            *((v, label) for v, label in GRADE_CHOICES if v in pool.grades),
+        ]
+
+    def refusal(self) -> str:
+        """Why the posted grade was not taken, naming the grades the pool has."""
+        text = f"Choose a final grade from {self.pool.grades[0]} to 4, or clear it."
+        if self.data.get("grade", "").strip() == str(DISTRACTOR) and not self.pool.distractors_enabled:
+            text = f"{distractor_refused(self.pool.name)} {text}"
+        return text

@@ -476,9 +476,9 @@ def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     """Set (or clear) an admin's final grade; scoring uses it instead of the raters' combined grade."""
     found = _admin_pool(request, pool)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
-    form = FinalGradeForm(request.POST)
+    form = FinalGradeForm(request.POST, pool=found)
     if not form.is_valid():
-        messages.error(request, "Choose a final grade from 0 to 4, or clear it.")
+        messages.error(request, form.refusal())
     else:
         grade = form.cleaned_data["grade"]
         try:

@@ -9,6 +9,7 @@ import re
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
+from django.utils.html import escape
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -106,6 +107,34 @@ def test_adjudication_refuses_a_final_minus_1_unless_the_pool_has_the_grade(clie
     _enable(pool)
     client.post(url, {"grade": "-1"})
     assert Pair.objects.get().final_grade == -1
+
+
+def test_the_final_grade_form_offers_minus_1_only_where_the_pool_has_it(pool):
+    from judgments.rating.forms import FinalGradeForm
+
+    def offered(form):
+        return [value for value, _ in form.fields["grade"].choices]
+
+    form = FinalGradeForm({"grade": "-1"}, pool=pool)
+    assert offered(form) == ["", 0, 1, 2, 3, 4] and not form.is_valid()
+    assert form.refusal().startswith(REFUSED) and form.refusal().endswith("from 0 to 4, or clear it.")
+    _enable(pool)
+    form = FinalGradeForm({"grade": "-1"}, pool=pool)
+    assert offered(form) == ["", -1, 0, 1, 2, 3, 4] and form.is_valid() and form.cleaned_data["grade"] == -1
+
+
+@pytest.mark.parametrize("enabled, lowest", [(False, 0), (True, -1)])
+def test_a_final_grade_out_of_range_is_refused_naming_the_pools_grades(
+    client, pool, site_admin, enabled, lowest
+):
+    services.set_distractors(pool, enabled)
+    pair = _pair(pool)
+    url = reverse("rating:final-grade", args=[pool.name, pair.pk])
+    page = login(client, site_admin).post(url, {"grade": "7"}, follow=True).content.decode()
+    assert f"Choose a final grade from {lowest} to 4, or clear it." in page
+    with pytest.raises(services.JudgmentError, match=f"A final grade must be an integer from {lowest} to 4"):
+        services.set_final_grade(pair, 7, site_admin)
+    assert Pair.objects.get().final_grade is None
 
 
 # --- The grading page ------------------------------------------------------------------------------------
@@ -218,3 +247,31 @@ def test_the_judges_prompt_describes_the_distractor_grade_only_when_the_pool_ena
     text = " ".join(m["content"] for m in pair_messages(judge, pair))
     assert "-1 = Distractor" in text
     assert DISTRACTOR == -1
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        None,  # the pool's scale has no -1 entry (the grade turned on through the API or a service)
+        {"grade": -1, "label": "Misleads", "description": ""},  # an entry that leaves the words out
+        {"grade": -1, "label": "Misleads", "description": "Sends the reader the wrong way."},
+    ],
+)
+def test_raters_and_model_judges_read_the_same_description_of_minus_1(
+    client, pool, rater, django_user_model, own
+):
+    pool.grade_scale = [e for e in pool.grade_scale if e.get("grade") != DISTRACTOR] + ([own] if own else [])
+    pool.save()
+    _enable(pool)
+    label = (own or {}).get("label") or "Distractor"
+    description = (own or {}).get("description") or DISTRACTOR_DESCRIPTION
+    pair = Pair.objects.select_related("query", "document").get(pk=_pair(pool).pk)
+    page = login(client, rater).get(reverse("rating:grade", args=[pool.name])).content.decode()
+    assert (
+        f'<span class="grade-label">{escape(label)}</span><span class="grade-desc">{escape(description)}</span>'
+        in page
+    )
+    user = django_user_model.objects.create_user(username="judge-llm")
+    judge = ModelJudge.objects.create(user=user, pool=pool, base_url="http://127.0.0.1:9/v1", model="m")
+    prompt = " ".join(m["content"] for m in pair_messages(judge, pair))
+    assert f"-1 = {label}: {description}" in prompt

@@ -80,7 +80,7 @@ def test_import_qrels_error_names_file_line_and_field_and_writes_nothing(db, fil
     path = files["bad.qrels"]
     assert lines[0] == f"{path}: 2 problems, nothing was imported:"
     assert lines[1].startswith(f"{path}:2: line: expected 4 whitespace-separated fields")
-    assert lines[2].startswith(f"{path}:3: grade: grade must be an integer 0-4, got '7'")
+    assert lines[2].startswith(f"{path}:3: grade: grade must be an integer 0-4 or -1 (a distractor), got '7'")
     assert not Pool.objects.exists() and not Judgment.objects.exists()
 
 

@@ -76,7 +76,8 @@ def reference_arrays(model):
         else:
             humans.setdefault(j.pair_id, []).append(j.grade)
     common = sorted(set(humans) & set(judge))
-    h = np.array([int(np.floor(np.mean(humans[p]) + 0.5)) for p in common])
+    # Rounded half up; a negative mean (a distractor to scoring) is -1.
+    h = np.array([-1 if np.mean(humans[p]) < 0 else int(np.floor(np.mean(humans[p]) + 0.5)) for p in common])
     m = np.array([judge[p] for p in common])
     return h, m, humans, common
 
@@ -163,6 +164,25 @@ def test_a_judge_that_copies_the_humans_agrees_fully(pool, rater, configuration)
         result.decisions.placings[0].human == result.decisions.placings[0].judge
         and not result.decisions.flips
     )
+
+
+def test_a_negative_human_grade_is_a_distractor_not_rounded_up_to_0(pool, rater, other_rater, configuration):
+    """Humans -1 and 0 make -0.5: a distractor to scoring (and in the rounded exports), so a judge that
+    says -1 agrees with them."""
+    judgment_services.set_distractors(pool, True)
+    model = create_or_update_judge(pool, "strict", base_url="http://127.0.0.1:9/v1", model="m")[0]
+    query = Query.objects.get(pool=pool, external_id="q1")
+    for docid, humans, judge in [("d1", (-1, 0), -1), ("d2", (3, 3), 3)]:
+        pair = Pair.objects.create(
+            pool=pool, query=query, document=Document.objects.get(pool=pool, external_id=docid)
+        )
+        for person, grade in zip((rater, other_rater), humans, strict=True):
+            judgment_services.record_judgment(pair, person, grade=grade)
+        judgment_services.record_judgment(pair, model.user, grade=judge)
+    judgment_services.record_run(configuration, {"q1": ["d1", "d2"]}, source="api")
+    result = trust.judge_trust(model)
+    assert result.exact == 1.0
+    assert result.confusion[0][0] == 1  # humans -1 (the first row), judge -1 (the first column)
 
 
 def test_far_pairs_go_to_adjudication_and_show_among_the_disagreements(client, site_admin, judged):

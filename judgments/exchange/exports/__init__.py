@@ -13,7 +13,7 @@ loaded from its module on first use, so that `export_qrels` does not import the 
 access rules and the rest (an export command is a process of its own; start-up counts).
 """
 
-from importlib import import_module
+from judgments.lazy import lazy_names
 
 _HOMES = {
     "catalog": ("POOL_EXPORTS", "PoolExport", "may_export", "may_export_run"),
@@ -29,17 +29,5 @@ _HOMES = {
     "runs": ("run_blocks", "run_chunks", "run_filename", "run_tag"),
     "stream": ("CHUNK_ROWS", "ExportError"),
 }  # fmt: skip
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name: str):
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_HOME[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__all__ = sorted(name for names in _HOMES.values() for name in names)
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

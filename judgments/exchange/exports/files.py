@@ -10,6 +10,7 @@ from judgments.exchange import formats
 from judgments.models import Document, Judgment, Pair, Pool, Query
 
 from .grades import combined_grades_sql, combined_stem
+from .pgtext import CSV_SPECIAL, csv_cell
 from .stream import CHUNK_ROWS, ExportError, blocks, copy_blocks, named_rows
 
 QUERY_COLUMNS = ("text", "id")
@@ -100,11 +101,6 @@ def _ratings_csv_chunks(sql: str, params: list) -> Iterator[str]:
         yield block.decode()
 
 
-def _csv_cell(text: str) -> str:
-    """One cell as csv_line writes it in a line without a carriage return."""
-    return formats.csv_line([text, ""])[:-2]
-
-
 def _writes(query: str, docid: str) -> bool:
     """Whether write_judgments_csv takes this query and doc id (else it raises ValueError)."""
     try:
@@ -125,14 +121,14 @@ def _ratings_csv_sql(pool: Pool, query_column: str) -> tuple[str, list] | None:
         query = ((text or "").strip() if query_column == "text" else qid) or qid
         if "\r" in query or not _writes(query, "d"):
             return None
-        queries.append((pk, _csv_cell(query)))
+        queries.append((pk, csv_cell(query)))
     documents: list[tuple[str, str]] = []
     special = Document.objects.filter(pool=pool).exclude(external_id__regex=r"^[!-~]{1,200}$")
-    special = special | Document.objects.filter(pool=pool, external_id__regex=r"[,\"]|^'*[-=+@]")
+    special = special | Document.objects.filter(pool=pool, external_id__regex=CSV_SPECIAL)
     for docid in special.values_list("external_id", flat=True).iterator(chunk_size=CHUNK_ROWS):
         if not _writes("q", docid):
             return None
-        documents.append((docid, _csv_cell(docid)))
+        documents.append((docid, csv_cell(docid)))
     inner, params = combined_grades_sql(pool, ordered=False)
     sql = f"""
         SELECT string_agg(qc.cell || ',' || COALESCE(dc.cell, c.docid) || ',' || greatest(0, floor(c.grade + 0.5))::int::text,

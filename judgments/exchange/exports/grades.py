@@ -12,12 +12,12 @@ export page; formats with comment lines (RankLib) carry them in a header.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
 from django.db import connection
 
 from judgments.models import CombineRule, GradeSource, ModelJudge, Pool, Query
+from judgments.scale import rounded_grade
 
 from .stream import blocks, copy_trec_blocks, named_rows
 
@@ -118,17 +118,12 @@ def qrels_filename(pool: Pool, rounding: str = "round") -> str:
     return f"{combined_stem(pool)}{suffix}.qrels"
 
 
-def _rounded(grade: float) -> int:
-    """A combined grade rounded half up, a negative one (a distractor) -1: what _grade_sql writes."""
-    return -1 if grade < 0 else math.floor(grade + 0.5)
-
-
 def _grade_sql(rounding: str) -> str:
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding must be one of {ROUNDINGS}, not {rounding!r}")
     # float8::text prints the shortest exact form (2.5, 3), like Python's repr used by formats.write_qrels.
-    # A negative combined grade is a distractor to scoring (judged_table, udcg): it stays -1, as scoring
-    # reads it, rather than rounding -0.5 up to a judged 0.
+    # Rounded: judgments.scale.rounded_grade in SQL (a negative combined grade, a distractor to scoring,
+    # stays -1 rather than rounding -0.5 up to a judged 0).
     if rounding == "round":
         return "(CASE WHEN grade < 0 THEN -1 ELSE floor(grade + 0.5)::int END)::text"
     return "grade::text"
@@ -181,7 +176,7 @@ def ranklib_lines(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
         if not numeric:
             yield from blocks(f"# qid:{n} = {q}\n" for q, n in numbers.items())
         rows = (
-            (_rounded(grade) if rounding == "round" else grade, numbers[qid], docid, text or qid)
+            (rounded_grade(grade) if rounding == "round" else grade, numbers[qid], docid, text or qid)
             for qid, docid, grade, _pk, text, _pair in named_rows(sql, params)
         )
         yield from blocks(formats.write_ranklib(rows))

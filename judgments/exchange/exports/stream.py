@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 
 from django.db import connection, transaction
 
+from judgments import pgcopy
+
 CHUNK_ROWS = 2000
 
 
@@ -23,7 +25,6 @@ class ExportError(ValueError):
 # A control character in an id would break a line format (trec_eval and the parsers split on it). The
 # database keeps whitespace out of ids, not every control character, so streamed lines are checked.
 _CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
-_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 
 
 def refuse_control(where: str) -> ExportError:
@@ -56,7 +57,8 @@ def _copy(sql: str, params: list, setup: Iterable[str]) -> Iterator[bytes]:
         # The driver's own cursor: COPY with client-side parameters, rows as raw bytes.
         with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)", params) as copy:
             try:
-                yield from _text_column(copy)
+                # One text value per row, each a block of lines: a newline ends its last line.
+                yield from pgcopy.column_values(copy, suffix=b"\n")
             except GeneratorExit:
                 # Abandoned (a client went away): read the rest rather than let psycopg send a cancel
                 # request, which arrives asynchronously and can cancel the connection's *next*
@@ -64,24 +66,6 @@ def _copy(sql: str, params: list, setup: Iterable[str]) -> Iterator[bytes]:
                 for _ in copy:
                     pass
                 raise
-
-
-def _text_column(copy) -> Iterator[bytes]:
-    """The non-NULL values of a one-column binary COPY, each with a newline. PostgreSQL sends a message
-    per row (field count, length, bytes), the file header before the first row and -1 at the end."""
-    header = True
-    for data in copy:
-        view = memoryview(data)
-        if header:
-            if bytes(view[:11]) != _SIGNATURE:
-                raise ValueError("not a binary COPY")
-            view = view[19 + int.from_bytes(view[15:19], "big") :]
-            header = False
-        if len(view) <= 2:  # the header alone, or the trailer
-            continue
-        length = int.from_bytes(view[2:6], "big", signed=True)
-        if length >= 0:
-            yield b"".join((view[6 : 6 + length], b"\n"))  # one copy
 
 
 def named_rows(sql: str, params: list, rows: int = CHUNK_ROWS) -> Iterator[tuple]:

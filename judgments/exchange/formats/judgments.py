@@ -13,6 +13,7 @@ from .problems import (
     DISTRACTOR,
     GRADES,
     JUDGMENT_GRADES,
+    JUDGMENT_GRADES_TEXT,
     MAX_CSV_QUERY_LENGTH,
     RaterCell,
     Stream,
@@ -192,7 +193,7 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
                     reader.add(
                         lineno,
                         rater,
-                        f"grade of {rater} must be 0-4, empty or X, got {_show(cell)}",
+                        f"grade of {rater} must be {JUDGMENT_GRADES_TEXT}, empty or X, got {_show(cell)}",
                     )
                     ok = False
                 grades[rater] = grade
@@ -302,7 +303,9 @@ def _judgment_from_obj(
                 if isinstance(grade, (int, float, str, bool))
                 else _json_type(grade)
             )
-            errors.append(("grade", f"grade must be an integer 0-4 or null, got {_show(shown)}"))
+            errors.append(
+                ("grade", f"grade must be an integer {JUDGMENT_GRADES_TEXT}, or null, got {_show(shown)}")
+            )
         elif cant_judge is not None:
             if cant_judge and grade is not None:
                 errors.append(("grade", "grade must be null when cant_judge is true"))

@@ -10,15 +10,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from judgments.scale import DISTRACTOR, GRADES
+
 MAX_PROBLEMS = 50
 MAX_ID_LENGTH = 200
 MAX_URL_LENGTH = 2000
 MAX_CSV_QUERY_LENGTH = 10_000
-GRADES = (0, 1, 2, 3, 4)
 # The distractor grade (a pool setting): TREC qrels, the per-rater CSV and JSON lines carry it; Quepid's
-# CSV and RRE cannot (their scales start at 0).
-DISTRACTOR = -1
+# CSV and RRE cannot (their scales start at 0). Whether a pool takes it is the importers' business.
 JUDGMENT_GRADES = (DISTRACTOR, *GRADES)
+JUDGMENT_GRADES_TEXT = "0-4 or -1 (a distractor)"  # what the parsers of those three formats accept
 CANT_JUDGE = "X"
 """Cell value of the per-rater CSV for "can't judge"."""
 

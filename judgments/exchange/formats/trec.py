@@ -10,6 +10,7 @@ from .problems import (
     _BAD_ID_CHAR,
     _GRADE_STRINGS,
     JUDGMENT_GRADES,
+    JUDGMENT_GRADES_TEXT,
     MAX_ID_LENGTH,
     Stream,
     _format_number,
@@ -118,7 +119,7 @@ def parse_qrels(
                 reader.add(
                     lineno,
                     "grade",
-                    f"grade must be an integer 0-4, got {_show(grade_s)}{hint}",
+                    f"grade must be an integer {JUDGMENT_GRADES_TEXT}, got {_show(grade_s)}{hint}",
                 )
                 ok = False
         if ok:

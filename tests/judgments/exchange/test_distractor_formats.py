@@ -42,6 +42,28 @@ def test_parse_qrels_reads_minus_1_and_still_refuses_other_negative_grades():
     assert formats.parse_qrels(io.StringIO("q1 0 d1 -2\n"), grade_map={-2: -1})[0].grade == -1
 
 
+@pytest.mark.parametrize(
+    "parse, text, message",
+    [
+        (formats.parse_qrels, "q1 0 d1 7\n", "grade must be an integer 0-4 or -1 (a distractor), got '7'"),
+        (
+            formats.parse_rater_csv,
+            "query_id,doc_id,r1\nq1,d1,7\n",
+            "grade of r1 must be 0-4 or -1 (a distractor), empty or X, got '7'",
+        ),
+        (
+            formats.parse_judgments_jsonl,
+            '{"query_id": "q1", "doc_id": "d1", "rater": "r1", "grade": 7}\n',
+            "grade must be an integer 0-4 or -1 (a distractor), or null, got '7'",
+        ),
+    ],
+)
+def test_the_parsers_that_read_minus_1_say_so_when_they_refuse_a_grade(parse, text, message):
+    with pytest.raises(FormatError) as refused:
+        parse(io.StringIO(text))
+    assert any(problem.message.startswith(message) for problem in refused.value.problems)
+
+
 def test_qrels_round_trip_keeps_minus_1_as_a_negative_grade(db):
     source = _pool("source")
     import_qrels(source, io.StringIO(QRELS), name="robust.qrels")

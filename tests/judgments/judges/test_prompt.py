@@ -5,7 +5,6 @@ import json
 import pytest
 
 from judgments.judges.prompt import (
-    DISTRACTOR_ENTRY,
     PairText,
     PromptTemplate,
     allowed_grades,
@@ -15,6 +14,7 @@ from judgments.judges.prompt import (
     template_problems,
     truncate,
 )
+from judgments.scale import DISTRACTOR_DESCRIPTION
 
 SCALE = [
     {"grade": 0, "label": "Useless", "description": "Nothing to do with it."},
@@ -61,7 +61,7 @@ def test_system_message_asks_for_json_and_ignores_instructions_in_the_document()
 
 def test_distractor_grade_appears_only_when_the_pool_enables_it():
     text = _user(distractor=True)
-    assert f"-1 = Distractor: {DISTRACTOR_ENTRY['description']}" in text
+    assert f"-1 = Distractor: {DISTRACTOR_DESCRIPTION}" in text
     assert "<one of -1, 0, 1, 2, 3 or 4>" in text
     assert text.index("-1 = Distractor") < text.index("0 = Useless")
     assert allowed_grades(True) == {-1, 0, 1, 2, 3, 4} and allowed_grades(False) == {0, 1, 2, 3, 4}

@@ -254,3 +254,14 @@ def test_query_comparison_shows_both_rankings_with_combined_grades(
     assert [d.grade_class for d in view.a.ranking] == ["g3", "unjudged", "g4"]
     assert [d.document.external_id for d in view.b.ranking] == ["d3", "d1"]
     assert view.a.length == 3 and view.b.ranked
+
+
+@pytest.mark.parametrize(
+    "grade, css", [(-0.5, "g-1"), (-1.0, "g-1"), (0.0, "g0"), (2.5, "g3"), (None, "unjudged")]
+)
+def test_grade_colours_round_as_the_exports_do_a_negative_grade_is_a_distractor(grade, css):
+    from scoring.live import LiveDocument
+    from scoring.side_by_side import RankedDocument
+
+    assert RankedDocument(1, None, grade, None).grade_class == css
+    assert LiveDocument(1, "d1", None, None, grade, None).grade_class == css

@@ -1,0 +1,90 @@
+"""The domain, one concern per module; every name is importable from judgments.models.
+
+pools      grades 0-4 and -1 (their words: judgments.scale), combine rules, grade sources, pools, teams
+documents  a pool's queries and documents
+pairs      the pairs raters grade, judgments and their history, adjudication requests
+runs       search configurations, runs and their rankings (and the capture wing's models)
+uploads    web uploads kept in parts between preview and confirm
+judges     model judges (LLM raters) and their judging runs
+
+Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
+a ranking, ids without whitespace) are database constraints, so no code path can get around them.
+"""
+
+from ..scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL
+from .documents import Document, DocumentQuerySet, Query
+from .judges import (
+    JudgeRun,
+    ModelJudge,
+    ModelJudgeQuerySet,
+    default_judge_system,
+    default_judge_user,
+    env_var_name,
+)
+from .pairs import AdjudicationRequest, Judgment, JudgmentChange, JudgmentQuerySet, Pair, PairQuerySet
+from .pools import (
+    EXTERNAL_ID_MAX,
+    GRADE_CHOICES,
+    NO_WHITESPACE_SQL,
+    CombineRule,
+    Grade,
+    GradeSource,
+    Pool,
+    QueueAccess,
+    Team,
+    default_grade_scale,
+    distractor_refused,
+    no_whitespace,
+)
+from .runs import (
+    ArrayHasNoDuplicates,
+    CaptureJob,
+    Ranking,
+    Run,
+    RunQuerySet,
+    SearchConfiguration,
+    SearchEndpoint,
+)
+from .uploads import Upload, UploadPart
+
+__all__ = [
+    "DISTRACTOR",
+    "DISTRACTOR_DESCRIPTION",
+    "DISTRACTOR_LABEL",
+    "EXTERNAL_ID_MAX",
+    "GRADE_CHOICES",
+    "NO_WHITESPACE_SQL",
+    "AdjudicationRequest",
+    "ArrayHasNoDuplicates",
+    "CaptureJob",
+    "CombineRule",
+    "Document",
+    "DocumentQuerySet",
+    "Grade",
+    "GradeSource",
+    "JudgeRun",
+    "Judgment",
+    "JudgmentChange",
+    "JudgmentQuerySet",
+    "ModelJudge",
+    "ModelJudgeQuerySet",
+    "Pair",
+    "PairQuerySet",
+    "Pool",
+    "Query",
+    "QueueAccess",
+    "Ranking",
+    "Run",
+    "RunQuerySet",
+    "SearchConfiguration",
+    "SearchEndpoint",
+    "Team",
+    "Upload",
+    "UploadPart",
+    "default_grade_scale",
+    "default_judge_system",
+    "default_judge_user",
+    "distractor_refused",
+    "env_var_name",
+    "no_whitespace",
+]

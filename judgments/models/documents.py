@@ -1,0 +1,78 @@
+"""A pool's queries and documents, each with its external id (the id files and runs use)."""
+
+from django.db import models
+from django.db.models import Q
+
+from .pools import EXTERNAL_ID_MAX, NO_WHITESPACE_SQL, Pool, no_whitespace
+
+# Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
+# comment): a second index would only cost every bulk insert (migration 0012).
+
+
+class Query(models.Model):
+    pool = models.ForeignKey(
+        Pool, models.CASCADE, related_name="queries", db_index=False
+    )  # query_id_unique_in_pool
+    external_id = models.CharField("query id", max_length=EXTERNAL_ID_MAX, validators=[no_whitespace])
+    text = models.TextField(blank=True)
+    information_need = models.TextField(blank=True, help_text="What the searcher wants; raters see it.")
+
+    class Meta:
+        verbose_name_plural = "queries"
+        ordering = ["pool", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "external_id"], name="query_id_unique_in_pool"),
+            models.CheckConstraint(
+                condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="query_id_no_whitespace"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id}: {self.text[:60]}"
+
+
+class DocumentQuerySet(models.QuerySet):
+    def with_content(self):
+        return self.exclude(title="", body="")
+
+    def without_content(self):
+        return self.filter(title="", body="")
+
+
+class Document(models.Model):
+    pool = models.ForeignKey(
+        Pool, models.CASCADE, related_name="documents", db_index=False
+    )  # document_id_unique_in_pool
+    external_id = models.CharField("document id", max_length=EXTERNAL_ID_MAX, validators=[no_whitespace])
+    title = models.TextField(blank=True)
+    body = models.TextField(blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    objects = DocumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["pool", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "external_id"], name="document_id_unique_in_pool"),
+            models.CheckConstraint(
+                condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="document_id_no_whitespace"
+            ),
+            # Rankings' no-duplicate check sorts keys as int4 (migration 0003).
+            models.CheckConstraint(condition=Q(id__lt=2**31), name="document_key_fits_int4"),
+        ]
+        indexes = [
+            # The few documents still waiting for content. Scans of a whole queue leave their pairs out
+            # with an anti-join on this small index (judgments.rating.grading) instead of reading every
+            # document's title and body, which is most of the table (and TOAST for long bodies).
+            models.Index(
+                fields=["pool", "id"], condition=Q(title="", body=""), name="document_without_content"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+    @property
+    def has_content(self) -> bool:
+        return bool(self.title or self.body)

@@ -1,0 +1,167 @@
+"""The pairs raters grade, their judgments with the judgments' history, and adjudication requests."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Count, Exists, OuterRef, Q
+
+from .documents import Document, Query
+from .pools import DISTRACTOR, GRADE_CHOICES, Pool
+
+# Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
+# comment): a second index would only cost every bulk insert (migration 0012).
+
+
+class PairQuerySet(models.QuerySet):
+    def in_pool(self, pool):
+        return self.filter(pool=pool)
+
+    def with_grade_count(self):
+        return self.annotate(grade_count=Count("judgments", filter=Q(judgments__cant_judge=False)))
+
+    def queued(self):
+        return self.filter(queued_at__isnull=False)
+
+    def awaiting_grade_from(self, rater):
+        """Pairs this rater has not graded (or marked can't judge) yet."""
+        mine = Judgment.objects.filter(pair=OuterRef("pk"), rater=rater)
+        return self.exclude(Exists(mine))
+
+
+class Pair(models.Model):
+    """A (query, document) of a pool: what raters grade, what the queue holds, what an admin adjudicates."""
+
+    pool = models.ForeignKey(Pool, models.CASCADE, related_name="pairs", db_index=False)  # pair_queue_idx
+    query = models.ForeignKey(Query, models.CASCADE, related_name="pairs", db_index=False)  # pair_unique
+    document = models.ForeignKey(Document, models.CASCADE, related_name="pairs")
+    # The judging queue: queued_at set = waiting for grades; priority: higher is served first.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    priority = models.IntegerField(default=0)
+    # A rater holds a pair while grading it, so two raters are not served the same pair.
+    held_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )  # pair_held_by_idx, partial: most pairs are held by no one
+    held_until = models.DateTimeField(null=True, blank=True)
+    # Adjudication: an admin's final grade wins over the combined raters' grades.
+    final_grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
+    final_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )  # pair_final_by_idx, partial
+    final_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PairQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["query", "document"], name="pair_unique"),
+            models.CheckConstraint(
+                condition=Q(final_grade__gte=DISTRACTOR, final_grade__lte=4),
+                name="pair_final_grade_between_minus_1_and_4",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["pool", "queued_at"], name="pair_queue_idx"),
+            models.Index(fields=["held_by"], name="pair_held_by_idx", condition=Q(held_by__isnull=False)),
+            models.Index(fields=["final_by"], name="pair_final_by_idx", condition=Q(final_by__isnull=False)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query.external_id} / {self.document.external_id}"
+
+
+class JudgmentQuerySet(models.QuerySet):
+    def in_pool(self, pool):
+        return self.filter(pair__pool=pool)
+
+    def graded(self):
+        return self.filter(cant_judge=False)
+
+    def by(self, rater):
+        return self.filter(rater=rater)
+
+
+class Judgment(models.Model):
+    """One rater's grade of one pair. Changes are logged by a database trigger into JudgmentChange."""
+
+    pair = models.ForeignKey(
+        Pair, models.CASCADE, related_name="judgments", db_index=False
+    )  # one_judgment_per_...
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.PROTECT, related_name="judgments", db_index=False
+    )  # judgment_rater_recent_idx
+    grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
+    cant_judge = models.BooleanField(default=False)
+    cant_judge_reason = models.TextField(blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = JudgmentQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "rater"], name="one_judgment_per_rater_and_pair"),
+            models.CheckConstraint(
+                condition=Q(grade__gte=DISTRACTOR, grade__lte=4) | Q(grade__isnull=True),
+                name="grade_between_minus_1_and_4",
+            ),
+            # A grade, or "can't judge" with a reason: never both, never neither.
+            models.CheckConstraint(
+                condition=(
+                    Q(cant_judge=False, grade__isnull=False)
+                    | Q(cant_judge=True, grade__isnull=True) & ~Q(cant_judge_reason="")
+                ),
+                name="grade_xor_cant_judge_with_reason",
+            ),
+        ]
+        indexes = [models.Index(fields=["rater", "-updated_at"], name="judgment_rater_recent_idx")]
+
+    def __str__(self) -> str:
+        value = "can't judge" if self.cant_judge else str(self.grade)
+        return f"{self.pair} by {self.rater}: {value}"
+
+
+class JudgmentChange(models.Model):
+    """History of every insert, change and delete of a judgment, written by a trigger (see migration)."""
+
+    class Action(models.TextChoices):
+        CREATED = "created"
+        CHANGED = "changed"
+        DELETED = "deleted"
+
+    judgment_id_ref = models.BigIntegerField(
+        db_index=True, help_text="id of the judgment (kept after it is deleted)"
+    )
+    pair = models.ForeignKey(Pair, models.CASCADE, related_name="judgment_changes")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="+")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    changed_at = models.DateTimeField()
+    action = models.CharField(max_length=10, choices=Action)
+    old_grade = models.SmallIntegerField(null=True, blank=True)
+    new_grade = models.SmallIntegerField(null=True, blank=True)
+    old_cant_judge = models.BooleanField(null=True)
+    new_cant_judge = models.BooleanField(null=True)
+    old_note = models.TextField(blank=True, default="")
+    new_note = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.pair_id} by {self.rater_id}: {self.old_grade} → {self.new_grade}"
+
+
+class AdjudicationRequest(models.Model):
+    """A pair sent to the disagreements page by hand (e.g. a model judge and the humans are 2+ apart),
+    whatever the spread among the grades that count."""
+
+    pair = models.OneToOneField(Pair, models.CASCADE, related_name="adjudication_request")
+    reason = models.CharField(max_length=300, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"adjudicate {self.pair_id}: {self.reason}"

@@ -1,0 +1,150 @@
+"""Pools and teams: the campaign a pool is, the grade scale its judgments use, the people in it."""
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+
+from ..scale import DESCRIPTIONS, DISTRACTOR, DISTRACTOR_LABEL, LABELS
+
+EXTERNAL_ID_MAX = 200
+no_whitespace = RegexValidator(
+    r"^\S+$", "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated)."
+)
+NO_WHITESPACE_SQL = r"^\S+$"
+
+
+class Grade(models.IntegerChoices):
+    NOT_RELEVANT = 0, LABELS[0]
+    MARGINAL = 1, LABELS[1]
+    RELEVANT = 2, LABELS[2]
+    HIGHLY_RELEVANT = 3, LABELS[3]
+    PERFECT = 4, LABELS[4]
+
+
+# The distractor grade (judgments.scale): only pools with `distractors_enabled` accept it, on every write
+# path (a trigger of migration 0009 refuses it in the database too).
+GRADE_CHOICES = [(DISTRACTOR, DISTRACTOR_LABEL), *Grade.choices]
+
+
+def distractor_refused(pool_name: str) -> str:
+    """The message every write path gives for a -1 in a pool without the distractor grade."""
+    return (
+        f"Grade -1 (distractor) is not enabled for pool {pool_name}: an admin can turn the distractor "
+        "grade on in the pool's settings."
+    )
+
+
+def default_grade_scale() -> list[dict]:
+    return [{"grade": g.value, "label": g.label, "description": DESCRIPTIONS[g.value]} for g in Grade]
+
+
+class CombineRule(models.TextChoices):
+    MEAN = "mean", "Mean of the raters' grades"
+    MEDIAN = "median", "Median of the raters' grades"
+    MAJORITY = "majority", "Most frequent grade (ties: the lower)"
+    MIN = "min", "Lowest grade (strict)"
+    MAX = "max", "Highest grade (lenient)"
+
+
+class QueueAccess(models.TextChoices):
+    """Who may send documents to the raters' queue (beyond building it: admins always may)."""
+
+    ADMINS = "admins", "Admins only"
+    ENGINEERS = "engineers", "Admins and the pool's engineers (their configurations' unjudged top k)"
+
+
+class GradeSource(models.TextChoices):
+    """Whose grades make a pool's combined grade (scores, combined-grade exports, agreement)."""
+
+    HUMANS = "humans", "Humans only"
+    FILL = "fill", "Humans; a model judge fills pairs no human graded"
+    ALL = "all", "Everyone, model judges included"
+
+    @property
+    def file_tag(self) -> str:
+        """The part of a combined-grade export's file name naming the source ("" for humans only)."""
+        return "" if self == GradeSource.HUMANS else f".{self.value}"
+
+
+class Pool(models.Model):
+    """One shared evaluation campaign: its queries, documents, raters and the configurations scored on it."""
+
+    name = models.CharField(max_length=100, unique=True, validators=[no_whitespace])
+    description = models.TextField(blank=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to raters.")
+    grade_scale = models.JSONField(
+        default=default_grade_scale, help_text="Label and description per grade 0–4."
+    )
+    raters_per_pair = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    combine_rule = models.CharField(max_length=10, choices=CombineRule, default=CombineRule.MEAN)
+    queue_access = models.CharField(
+        "who may queue documents", max_length=10, choices=QueueAccess, default=QueueAccess.ADMINS
+    )
+    share_rankings = models.BooleanField(
+        default=False,
+        help_text="Engineers see every team's rankings (documents and order), not only their own teams'. "
+        "Scores are shared either way.",
+    )
+    grade_source = models.CharField(
+        max_length=10,
+        choices=GradeSource,
+        default=GradeSource.HUMANS,
+        help_text="Whose grades the combined grade uses: human raters only, humans with model judges "
+        "filling the pairs no human graded, or everyone.",
+    )
+    distractors_enabled = models.BooleanField(
+        "distractor grade",
+        default=False,
+        help_text="Raters and model judges may grade a document -1, a distractor: it looks relevant but "
+        "misleads. UDCG counts it as harmful; NDCG and trec_eval count it as unjudged. Cannot be turned "
+        "off while a judgment or final grade uses it.",
+    )
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(raters_per_pair__gte=1), name="pool_raters_per_pair_positive"),
+            models.CheckConstraint(
+                condition=Q(name__regex=NO_WHITESPACE_SQL), name="pool_name_no_whitespace"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def grade_label(self, grade: int) -> str:
+        for entry in self.grade_scale:
+            if isinstance(entry, dict) and entry.get("grade") == grade:
+                return entry.get("label", str(grade))
+        return DISTRACTOR_LABEL if grade == DISTRACTOR else Grade(grade).label
+
+    @property
+    def grades(self) -> tuple[int, ...]:
+        """The grades a judgment of this pool may carry, lowest first: 0..4, and -1 with distractors."""
+        return ((DISTRACTOR,) if self.distractors_enabled else ()) + tuple(Grade.values)
+
+    def grade_problem(self, grade) -> str | None:
+        """Why `grade` cannot be a grade of this pool (None: it can)."""
+        if grade is None or isinstance(grade, bool) or not isinstance(grade, int):
+            return f"A grade must be an integer from {self.grades[0]} to 4, not {grade!r}."
+        if grade == DISTRACTOR and not self.distractors_enabled:
+            return distractor_refused(self.name)
+        if grade not in self.grades:
+            return f"A grade must be an integer from {self.grades[0]} to 4, not {grade!r}."
+        return None
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
