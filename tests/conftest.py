@@ -228,8 +228,10 @@ def browser_login(live_server, chromium):
         page.goto(f"{live_server.url}/accounts/login/")
         page.fill("#id_username", user.username)
         page.fill("#id_password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_load_state("networkidle")
+        # The form redirects on success: wait for that page, not for 500 ms of network silence.
+        with page.expect_navigation():
+            page.click("button[type=submit]")
+        assert "/accounts/login/" not in page.url, f"{user.username} could not log in"
         return page
 
     yield _login

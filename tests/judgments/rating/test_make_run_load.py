@@ -19,7 +19,7 @@ from judgments.models import Judgment
 from tests.bench import raters as load
 
 ROOT = Path(__file__).resolve().parents[3]
-N_RATERS, N_QUERIES, DOCS_PER_QUERY, RATERS_PER_PAIR = 32, 16, 12, 2
+N_RATERS, N_QUERIES, DOCS_PER_QUERY, RATERS_PER_PAIR = 32, 8, 8, 2
 BROWSER_CONNECTIONS = 6
 
 
@@ -31,7 +31,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def crowd(child_env, pool, make_rater, queued):
-    """`pool` with 16 x 12 queued pairs wanting 2 grades each, and 32 raters."""
+    """`pool` with 8 x 8 queued pairs wanting 2 grades each (128 grades: 4 a rater), and 32 raters."""
     pool.raters_per_pair = RATERS_PER_PAIR
     pool.save()
     for q in range(N_QUERIES):
