@@ -40,6 +40,17 @@ class DocumentAdmin(admin.ModelAdmin):
     search_fields = ("external_id", "title", "url")
     list_select_related = ("pool",)
 
+    def get_deleted_objects(self, objs, request):
+        """A document a stored run ranks is protected, as a foreign key with PROTECT would be: the admin
+        names the runs and deletes nothing (exports of those runs would fail without it)."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        runs = Run.objects.ranking_any_of(list(objs)).select_related("configuration")
+        protected = [
+            *protected,
+            *(f"Run {run.pk} of {run.configuration.name}, which ranks it" for run in runs),
+        ]
+        return deleted, counts, perms_needed, protected
+
 
 @admin.register(Pair)
 class PairAdmin(admin.ModelAdmin):

@@ -56,6 +56,13 @@ class RunQuerySet(models.QuerySet):
         newer = Run.objects.filter(configuration=OuterRef("configuration"), id__gt=OuterRef("id"))
         return self.exclude(Exists(newer))
 
+    def ranking_any_of(self, documents):
+        """The runs one of whose rankings holds one of `documents` (rankings keep document keys in an
+        array, with no foreign key: such a document must stay, or the run's exports would fail)."""
+        keys = [d.pk for d in documents]
+        pools = {d.pool_id for d in documents}
+        return self.filter(configuration__pool__in=pools, rankings__doc_ids__overlap=keys).distinct()
+
 
 class Run(models.Model):
     class Source(models.TextChoices):
