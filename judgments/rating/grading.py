@@ -238,7 +238,9 @@ def save_grade(
     otherwise QueueError, and nothing is stored.
     """
     now = now or timezone.now()
-    locked = Pair.objects.select_for_update().select_related("pool", "document").get(pk=pair.pk)
+    # The pair's row only (OF self): locking the joined pool row as well made every submit in a pool wait
+    # for the one before it.
+    locked = Pair.objects.select_for_update(of=("self",)).select_related("pool", "document").get(pk=pair.pk)
     # A statement after the lock: it sees every judgment committed by whoever held the lock before us.
     with connection.cursor() as cursor:
         cursor.execute(

@@ -9,11 +9,13 @@ import re
 import threading
 import time
 from collections import Counter, defaultdict
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from judgments.models import Judgment, JudgmentChange, Pair
 from judgments.rating.views import FRAGMENT_HEADER
@@ -144,3 +146,23 @@ def test_twenty_raters_grading_at_once(busy_pool):
     # All twenty took part, and no hold is left behind.
     assert len({rater for _, rater in judgments}) == N_RATERS
     assert not Pair.objects.filter(pool=pool, held_by__isnull=False).exists()
+
+
+def test_a_submit_locks_its_pair_and_not_the_pool(transactional_db, pool, rater, queued):
+    """Two raters' submits in one pool run side by side: the submit holds its pair's row, not the pool's
+    (a FOR UPDATE over the joined rows used to take the pool row too, queueing every submit of the pool)."""
+    import psycopg
+    from django.db import transaction
+
+    from judgments.rating import grading
+
+    pair = queued(pool, "q1", "d1")
+    pair.held_by, pair.held_until = rater, timezone.now() + timedelta(hours=1)
+    pair.save(update_fields=["held_by", "held_until"])
+    with transaction.atomic():
+        grading.save_grade(pair, rater, grade=2)
+        with psycopg.connect(**connection.get_connection_params(), autocommit=True) as other:
+            other.execute("SELECT 1 FROM judgments_pool WHERE id = %s FOR UPDATE NOWAIT", [pool.pk])
+            with pytest.raises(psycopg.errors.LockNotAvailable):
+                other.execute("SELECT 1 FROM judgments_pair WHERE id = %s FOR UPDATE NOWAIT", [pair.pk])
+    assert Judgment.objects.get(pair=pair, rater=rater).grade == 2
