@@ -25,7 +25,7 @@ from judgments.exchange.formats import (
     QueryRecord,
 )
 
-TESTDATA = Path(__file__).resolve().parents[4] / "shared" / "testdata" / "trec_eval"
+TESTDATA = Path(__file__).resolve().parents[5] / "shared" / "testdata" / "trec_eval"
 if not TESTDATA.is_dir():  # a clone elsewhere: shared/ sits beside the work tree
     TESTDATA = Path("/work/shared/testdata/trec_eval")
 needs_testdata = pytest.mark.skipif(not TESTDATA.is_dir(), reason="trec_eval test data not available")
