@@ -24,7 +24,7 @@ from judgments.exchange.formats import FormatError, JudgmentCsvRecord
 from judgments.exchange.formats.quepid import UnratedRow, parse_quepid_csv, write_quepid_csv
 from judgments.exchange.formats.rre import parse_rre, write_rre
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 QUEPID = DATA / "quepid"
 RRE = DATA / "rre"
 
