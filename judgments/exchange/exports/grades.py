@@ -141,7 +141,10 @@ def qrels_blocks(pool: Pool, *, rounding: str = "round") -> Iterator[bytes]:
         SELECT string_agg(c.qid || ' 0 ' || c.docid || ' ' || {grade}, E'\\n')
         FROM ({inner}) c GROUP BY c.pair_pk / 1000
     """
-    return copy_trec_blocks(sql, params, what=f"Pool {pool.name}")
+    # No nested loop: the planner cannot tell how many pairs HAVING keeps and guessed a few thousand,
+    # then probed the document table's key once per pair. The hash joins it takes instead cut a million
+    # lines from 6.0 to 3.7 s (psql's COPY of the raw judgments: 2.7-3.1 s, same run).
+    return copy_trec_blocks(sql, params, what=f"Pool {pool.name}", setup=["SET LOCAL enable_nestloop = off"])
 
 
 def qrels_chunks(pool: Pool, *, rounding: str = "round") -> Iterator[str]:

@@ -40,10 +40,10 @@ def copy_blocks(sql: str, params: list, *, setup: Iterable[str] = ()) -> Iterato
     return _copy(sql, params, setup)
 
 
-def copy_trec_blocks(sql: str, params: list, *, what: str) -> Iterator[bytes]:
+def copy_trec_blocks(sql: str, params: list, *, what: str, setup: Iterable[str] = ()) -> Iterator[bytes]:
     """copy_blocks for whitespace-separated lines: an id with a control character stops the export
     with an ExportError naming `what`."""
-    for block in _copy(sql, params, ()):
+    for block in _copy(sql, params, setup):
         if _CONTROL.search(block):
             raise refuse_control(what)
         yield block

@@ -422,7 +422,10 @@ def test_import_and_export_commands(judged, tmp_path):
     ]:
         out, err = io.StringIO(), io.StringIO()
         call_command(*args, stdout=out, stderr=err)
-        assert out.getvalue().startswith(first), args
+        if args[0] == "export_qrels":  # lines in the database's order (qrels_blocks): any line may be first
+            assert first in out.getvalue().splitlines(), args
+        else:
+            assert out.getvalue().startswith(first), args
         assert err.getvalue() == ""  # no progress bar when stderr is not a terminal
 
 
