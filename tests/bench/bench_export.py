@@ -111,7 +111,9 @@ class Command(BaseCommand):
         psql, own_sql, process, inprocess = self._time(
             repeat,
             lambda: self._psql_copy(raw, "raw.qrels", "WITH (DELIMITER ' ')"),
-            lambda: self._psql_copy(own, "own.qrels"),
+            lambda: self._psql_copy(
+                own, "own.qrels", setup=("SET enable_nestloop = off",)
+            ),  # as qrels_blocks
             lambda: self._manage("export_qrels", "--pool", pool.name, out=ours),
             lambda: self._call("export_qrels", "--pool", pool.name, out=ours),
         )
@@ -183,9 +185,10 @@ class Command(BaseCommand):
         maker._settle()
         return maker.pool
 
-    def _psql_copy(self, sql: str, name: str, options: str = "") -> None:
+    def _psql_copy(self, sql: str, name: str, options: str = "", setup: tuple[str, ...] = ()) -> None:
         with open(self.tmp / name, "wb") as out:
-            run_psql(self.psql, "-c", f"COPY ({sql}) TO STDOUT {options}", stdout=out)
+            commands = [arg for statement in setup for arg in ("-c", statement)]
+            run_psql(self.psql, *commands, "-c", f"COPY ({sql}) TO STDOUT {options}", stdout=out)
 
     def _manage(self, *args: str, out: Path | None = None) -> None:
         env = dict(os.environ, DEBUG=os.environ.get("DEBUG", "1"))
