@@ -242,15 +242,10 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
             found.created = len(found) - before
         return found
     with transaction.atomic(), connection.cursor() as cursor:
-        # Hash joins of a few hundred thousand ids stay in memory (4MB spills them to disk: 2x slower),
+        # Hash joins of a million ids stay in memory (bulk.WORK_MEM; 4MB spills them to disk: 2x slower),
         # and never a nested loop: with statistics that say the pool's documents are few (a fresh
         # database), the planner picked one whose inner scan re-read the rows the INSERT was adding,
         # quadratic in the ids (a million of them ran for over 15 minutes).
-        cursor.execute(
-            "SELECT current_setting('work_mem'), current_setting('enable_nestloop'),"
-            " set_config('work_mem', '64MB', true), set_config('enable_nestloop', 'off', true)"
-        )
-        work_mem, nestloop = cursor.fetchone()[:2]
         cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text) ON COMMIT DROP")
         cursor.execute("TRUNCATE jl_wanted_docs")
         with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
@@ -263,27 +258,25 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
         # ones 1.8x the time of a plain INSERT. The new ones' keys come back from the INSERT itself
         # (a join of the wanted ids with the document table afterwards took 3-9 s for a million).
         bulk.lock_pool(cursor, pool.pk)
-        cursor.execute(
-            """
-            WITH existing AS (
-                SELECT d.external_id, d.id FROM judgments_document d
-                JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
-            ), created AS (
-                INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
-                SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
-                WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.external_id = w.external_id)
-                RETURNING external_id, id
-            ), found AS (SELECT * FROM existing UNION ALL SELECT * FROM created)
-            -- One row back: the ids run together and their keys (one aggregate pass, so the same order).
-            SELECT string_agg(external_id, E'\\n'), array_agg(id), (SELECT count(*) FROM created) FROM found
-            """,
-            [pool.pk, pool.pk],
-        )
-        names, keys, created = cursor.fetchone()
-        cursor.execute(
-            "SELECT set_config('work_mem', %s, true), set_config('enable_nestloop', %s, true)",
-            [work_mem, nestloop],
-        )
+        with bulk.local_settings(cursor, work_mem=bulk.WORK_MEM, enable_nestloop="off"):
+            cursor.execute(
+                """
+                WITH existing AS (
+                    SELECT d.external_id, d.id FROM judgments_document d
+                    JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
+                ), created AS (
+                    INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
+                    SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
+                    WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.external_id = w.external_id)
+                    ORDER BY w.external_id
+                    RETURNING external_id, id
+                ), found AS (SELECT * FROM existing UNION ALL SELECT * FROM created)
+                -- One row back: the ids run together and their keys (one aggregate pass, so the same order).
+                SELECT string_agg(external_id, E'\\n'), array_agg(id), (SELECT count(*) FROM created) FROM found
+                """,
+                [pool.pk, pool.pk],
+            )
+            names, keys, created = cursor.fetchone()
         found = Keys(zip(names.split("\n"), keys, strict=True)) if names is not None else Keys()
         found.created = created
         return found
@@ -307,6 +300,7 @@ def insert_pairs(cursor, pool: Pool, source: str, params: Sequence = ()) -> None
         f"""
         INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)
         SELECT %s::bigint, w.query_id, w.document_id, 0 FROM {source} w {missing}
+        ORDER BY w.query_id, w.document_id
         """,
         [pool.pk, *params],
     )

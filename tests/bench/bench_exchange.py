@@ -7,7 +7,9 @@
    judgments, 50 runs stored and scored, VACUUM ANALYZE; built here, or reused with --realistic-pool):
    a 51st run, stored and scored, with the scoring of the new run timed apart. Target: <= 4x.
 3. Qrels import: 1,000,000 lines into a new pool (queries, documents, pairs, judgments, history), on
-   the database holding the realistic pool. Target: <= 15x.
+   the database holding the realistic pool. Target: <= 15x. In each round also the "schema floor"
+   (`schema_floor`): the same rows written by plain INSERT ... SELECT from generate_series, no file, no
+   lookup; printed as ours / floor and floor / psql: what any importer pays on this schema and machine.
 4. Qrels export: 1,000,000 judgments (10,000 queries x 100 documents, one rater) through
    `manage.py export_qrels`, against psql's `COPY (SELECT qid, 0, docid, grade ...) TO STDOUT` of the
    same rows. Target: <= 1.5x.
@@ -59,6 +61,65 @@ def _insert_queries_and_documents(
         "SELECT %s, %s || i, '', '', '', '{}' FROM generate_series(0, %s) i",
         [pool.pk, doc_prefix, n_docs - 1],
     )
+
+
+def schema_floor(n: int, *, per_query: int) -> dict[str, float]:
+    """The qrels import's "schema floor": the rows an import of `n` new judgments writes (n / per_query
+    queries, n documents, n pairs, n judgments, n history rows), each table by one plain INSERT ... SELECT
+    from generate_series: no file, no parsing, no id lookups, no anti-joins. Into the real tables, as
+    full as they are (the realistic pool) and with all their indexes, inside a transaction rolled back
+    at the end; foreign-key triggers off (session_replication_role = replica, as the import runs) and
+    the history trigger off (the history rows are one more plain INSERT). What the database must do to
+    store a million judgments on this machine, whoever writes them. Returns the seconds per table."""
+    from django.contrib.auth import get_user_model
+
+    rater, _ = get_user_model().objects.get_or_create(username=realistic_pool.RATERS[0])
+    queries = -(-n // per_query)
+    statements = {
+        "judgments_query": (
+            "INSERT INTO judgments_query (pool_id, external_id, text, information_need)"
+            " SELECT %(pool)s, 'Q' || i, '', '' FROM generate_series(0, %(queries)s - 1) i"
+        ),
+        "judgments_document": (
+            "INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)"
+            " SELECT %(pool)s, 'D' || (i / %(per)s) || '_' || (i %% %(per)s), '', '', '', '{}'::jsonb"
+            " FROM generate_series(0, %(n)s - 1) i"
+        ),
+        "judgments_pair": (
+            "INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)"
+            " SELECT %(pool)s, %(judgments_query)s + i / %(per)s, %(judgments_document)s + i, 0"
+            " FROM generate_series(0, %(n)s - 1) i"
+        ),
+        "judgments_judgment": (
+            "INSERT INTO judgments_judgment (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note,"
+            " created_at, updated_at)"
+            " SELECT %(judgments_pair)s + i, %(rater)s, (i %% 5)::smallint, false, '', '', now(), now()"
+            " FROM generate_series(0, %(n)s - 1) i"
+        ),
+        "judgments_judgmentchange": (
+            "INSERT INTO judgments_judgmentchange (judgment_id_ref, pair_id, rater_id, changed_by_id,"
+            " changed_at, action, old_grade, new_grade, old_cant_judge, new_cant_judge, old_note, new_note)"
+            " SELECT %(judgments_judgment)s + i, %(judgments_pair)s + i, %(rater)s, %(rater)s, clock_timestamp(),"
+            " 'created', NULL, (i %% 5)::smallint, NULL, false, '', '' FROM generate_series(0, %(n)s - 1) i"
+        ),
+    }
+    seconds = {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        pool = Pool.objects.create(name=f"bx-floor-{os.getpid()}")
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute("ALTER TABLE judgments_judgment DISABLE TRIGGER jl_judgment_history_insert")
+        params = {"pool": pool.pk, "n": n, "per": per_query, "queries": queries, "rater": rater.pk}
+        for table, sql in statements.items():
+            started = time.perf_counter()
+            cursor.execute(sql, params)
+            seconds[table] = time.perf_counter() - started
+            # The first key written (one sequence, no other writer meanwhile: the keys run together).
+            cursor.execute(
+                "SELECT currval(pg_get_serial_sequence(%s, 'id')) - %s + 1", [table, cursor.rowcount]
+            )
+            params[table] = cursor.fetchone()[0]
+        transaction.set_rollback(True)
+    return seconds
 
 
 class Command(BaseCommand):
@@ -290,9 +351,9 @@ class Command(BaseCommand):
         )
         return process, inprocess, psql
 
-    def _time_copy(self, repeat: int, path: Path, kind: str, *ours, between=None) -> list[float]:
-        """psql \\copy of `path` into a plain table, then each of `ours`, best of `repeat` rounds;
-        `between()` (not timed) runs after each of ours."""
+    def _time_copy(self, repeat: int, path: Path, kind: str, *ours, between=None, also=()) -> list[float]:
+        """psql \\copy of `path` into a plain table, then each of `ours`, then each of `also`, best of
+        `repeat` rounds; `between()` (not timed) runs after each of ours."""
         columns = {
             "run": "qid text, q0 text, docid text, rank int, score float8, tag text",
             "qrels": "qid text, iter text, docid text, grade int",
@@ -306,14 +367,14 @@ class Command(BaseCommand):
                 "-c", f"TRUNCATE {table}", "-c", f"\\copy {table} FROM '{path}' WITH (DELIMITER ' ')"
             )
 
-        best = [float("inf")] * (1 + len(ours))
+        best = [float("inf")] * (1 + len(ours) + len(also))
         try:
             for _ in range(repeat):
-                for i, action in enumerate((psql_copy, *ours)):
+                for i, action in enumerate((psql_copy, *ours, *also)):
                     start = time.perf_counter()
                     action()
                     best[i] = min(best[i], time.perf_counter() - start)
-                    if i and between is not None:
+                    if 0 < i <= len(ours) and between is not None:
                         between()
         finally:
             with connection.cursor() as cursor:
@@ -350,14 +411,25 @@ class Command(BaseCommand):
             judged.append(Judgment.objects.filter(pair__pool=pool).count())
             services.delete_pool_in_bulk(pool)
 
-        psql, process, inprocess = self._time_copy(
-            repeat, path, "qrels", ours_process, ours_inprocess, between=drop_new_pool
+        floor_steps: dict[str, float] = {}
+
+        def floor():
+            for table, seconds in schema_floor(lines, per_query=realistic_pool.JUDGED).items():
+                floor_steps[table] = min(floor_steps.get(table, float("inf")), seconds)
+
+        psql, process, inprocess, floored = self._time_copy(
+            repeat, path, "qrels", ours_process, ours_inprocess, between=drop_new_pool, also=[floor]
         )
         assert set(judged) == {lines}, judged
+        steps = ", ".join(f"{table.removeprefix('judgments_')} {s:.2f}" for table, s in floor_steps.items())
         self._say(
             f"  psql \\copy into a plain table      {psql:6.2f} s\n"
-            f"  manage.py import_qrels (process)   {process:6.2f} s   {process / psql:4.2f}x\n"
-            f"  import_qrels via call_command      {inprocess:6.2f} s   {inprocess / psql:4.2f}x\n"
+            f"  manage.py import_qrels (process)   {process:6.2f} s   {process / psql:4.2f}x"
+            f"   ours / schema floor {process / floored:4.2f}x\n"
+            f"  import_qrels via call_command      {inprocess:6.2f} s   {inprocess / psql:4.2f}x"
+            f"   ours / schema floor {inprocess / floored:4.2f}x\n"
+            f"  schema floor (see schema_floor)    {floored:6.2f} s   {floored / psql:4.2f}x   floor / psql"
+            f"  ({steps})\n"
             f"  (each import checked: {lines:,} judgments stored; the new pool dropped after each, not timed)"
         )
         return process, inprocess, psql

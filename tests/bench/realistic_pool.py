@@ -120,7 +120,7 @@ def build(name: str, say, seed: int = 20261125) -> Realistic:
         run = Run.objects.create(configuration=configuration, source=Run.Source.FILE, tag=f"config{c:03d}")
         top = ranked(realistic, rng, c)
         starts = np.arange(QUERIES) * DEPTH
-        body = fastrun._ranking_rows(
+        body = fastrun.ranking_rows(
             run.pk, query_keys, starts, doc_keys[np.arange(QUERIES)[:, None], top].ravel()
         )
         with connection.cursor() as cursor:

@@ -43,11 +43,6 @@ _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtyp
 _RANK_BYTES = np.isin(np.arange(256), list(b"\x000123456789+-"))
 _SCORE_BYTES = np.isin(np.arange(256), list(b"\x000123456789.eE+-"))
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-# Binary COPY of judgments_ranking (run_id int8, query_id int8, doc_ids int8[]): a row head ending in
-# the array's head, then per document a length (8) and the key (see judgments.pgcopy).
-_ROW_COLUMNS = (("run", ">i8"), ("query", ">i8"), ("docs", pgcopy.ARRAY_HEAD))
-_ROW_HEAD = pgcopy.row_dtype(*_ROW_COLUMNS)
-_ELEMENT = np.dtype([("size", ">i4"), ("key", ">i8")])
 # Read all of a pool's query or document ids when it has at most one per this many bytes of the file
 # (4 per line of 16 bytes; counting lines would cost 10 ms); a larger pool is matched on the server
 # (services.ensure_queries, ensure_documents) instead.
@@ -470,24 +465,11 @@ def _copy_rankings(run_pk: int, lines: _Lines, order: str, query_keys: np.ndarra
                     raise _Declined
                 ordered_queries = lines.q[rows]
                 starts = np.flatnonzero(np.diff(ordered_queries, prepend=-1))
-                copy.write(_ranking_rows(run_pk, query_keys[ordered_queries[starts]], starts, doc_keys[rows]))
+                copy.write(ranking_rows(run_pk, query_keys[ordered_queries[starts]], starts, doc_keys[rows]))
 
 
-def _ranking_rows(run_pk: int, query_keys: np.ndarray, starts: np.ndarray, doc_keys: np.ndarray) -> bytes:
-    """Binary COPY rows of rankings: row g is query_keys[g] with doc_keys[starts[g]:starts[g+1]]."""
-    sizes = np.diff(np.append(starts, len(doc_keys)))
-    head = pgcopy.empty_rows(_ROW_COLUMNS, len(starts))
-    head["run"] = run_pk
-    head["query"] = query_keys
-    head["len_docs"] = pgcopy.ARRAY_HEAD.itemsize + _ELEMENT.itemsize * sizes
-    array = head["docs"]
-    array["ndim"] = 1
-    array["has_nulls"] = 0
-    array["element_type"] = pgcopy.INT8_OID
-    array["length"] = sizes
-    array["lower_bound"] = 1
-    elements = np.empty(len(doc_keys), dtype=_ELEMENT)
-    elements["size"] = 8
-    elements["key"] = doc_keys
-    at = np.repeat(starts * _ELEMENT.itemsize, _ROW_HEAD.itemsize)
-    return np.insert(elements.view(np.uint8), at, head.view(np.uint8)).tobytes()
+def ranking_rows(run_pk: int, query_keys: np.ndarray, starts: np.ndarray, doc_keys: np.ndarray) -> bytes:
+    """Binary COPY rows of judgments_ranking (run_id, query_id, doc_ids): row g is query_keys[g] with
+    doc_keys[starts[g]:starts[g+1]]."""
+    run = np.full(len(starts), run_pk, dtype=np.int64)
+    return pgcopy.array_rows([(run, ">i8"), (query_keys, ">i8")], [(doc_keys, ">i8")], starts)

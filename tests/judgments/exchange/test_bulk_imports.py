@@ -97,6 +97,35 @@ def test_the_bulk_path_turns_the_row_triggers_off_on_the_test_database(pool, rat
         assert cursor.fetchone()[0] == "origin"
 
 
+def _setting(name: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting(%s)", [name])
+        return cursor.fetchone()[0]
+
+
+def test_an_import_runs_with_more_work_mem_and_gives_the_transaction_its_own_back(pool, rater, monkeypatch):
+    seen = []
+    real = services.insert_pairs
+
+    def spy(cursor, *args, **kwargs):
+        seen.append(_setting("work_mem"))
+        return real(cursor, *args, **kwargs)
+
+    monkeypatch.setattr(services, "insert_pairs", spy)
+    before = _setting("work_mem")
+    assert before != bulk.WORK_MEM
+    import_qrels(pool, _qrels(FIRST), name="x.qrels", rater=rater)  # in the test's transaction
+    assert seen == [bulk.WORK_MEM]
+    assert _setting("work_mem") == before
+    with (
+        transaction.atomic(),
+        connection.cursor() as cursor,
+        bulk.local_settings(cursor, enable_nestloop="off"),
+    ):
+        assert _setting("enable_nestloop") == "off"
+    assert _setting("enable_nestloop") == "on"
+
+
 def test_a_referenced_row_deleted_meanwhile_fails_like_a_foreign_key(pool):
     gone = Document.objects.create(pool=pool, external_id="gone")
     key = gone.pk
