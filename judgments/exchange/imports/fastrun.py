@@ -13,7 +13,7 @@ about 0.3 s here, against 1.2 s with a bytes object per field (see `tests/bench/
 `formats.parse_run` (field count, integer rank, finite score, id length, a doc twice in a query, a
 rank twice with order="rank", empty file): the caller then runs the general parser, which names every
 problem by line and field. For a file it accepts it stores exactly what `formats.parse_run` followed
-by `services.record_run` would (tests/exchange/test_fast_run_import.py checks the two agree).
+by `services.record_run` would (tests/judgments/exchange/test_fast_run_import.py checks the two agree).
 """
 
 from __future__ import annotations
