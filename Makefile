@@ -6,6 +6,10 @@ PORT ?= 8000
 PYTEST_ARGS ?=
 # Two workers, each with its own test database (test_judgments_gw0, _gw1): the machine has 2 cores.
 PYTEST_WORKERS ?= 2
+# Python caches bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE): the tests start
+# ~100 Python processes, pytest keeps its rewritten test modules there, and the test install skips pip's
+# compiling of every module (9 of its 29 s) for a module compiled once, when first imported.
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: run test install lint bench stop-db
 
@@ -18,7 +22,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet --no-compile -e ".[test]"
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -32,15 +36,13 @@ run: $(VENV)/.installed .env
 	$(BIN)/python manage.py run_local --port $(PORT)
 
 ## make test: install the test tools (and, as root, Debian's chromium for browser tests) and run every test.
-## Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set: the tests start ~100 Python processes, and
-## pytest keeps its rewritten test modules there.
 test: $(VENV)/.installed-test
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "Installing Debian's chromium for the browser tests..."; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium not found: browser tests will be skipped (apt-get install chromium)"; fi; }
-	DEBUG=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=10 $(PYTEST_ARGS)
+	DEBUG=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=10 $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
