@@ -148,14 +148,12 @@ def child_env(transactional_db):
     """Environment for a child process (manage.py, gunicorn, db_worker) that uses this test's database:
     DATABASE_URL names it, the embedded server's socket included. Its data must be committed, hence
     transactional_db."""
-    from urllib.parse import quote
-
     from django.db import connection
 
+    from tests.database import database_url
+
     connection.ensure_connection()
-    d = connection.settings_dict
-    auth = quote(d["USER"], safe="") + (":" + quote(d["PASSWORD"], safe="") if d["PASSWORD"] else "")
-    url = f"postgres://{auth}@{quote(str(d['HOST']), safe='')}:{d['PORT'] or 5432}/{d['NAME']}"
+    url = database_url(connection.settings_dict)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST_"))}
     env.update(DEBUG="1", DATABASE_URL=url)
     return env

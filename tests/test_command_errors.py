@@ -221,9 +221,10 @@ def test_an_unknown_format(manage, pool):
 def test_a_real_process_prints_no_traceback(db, args, needle):
     from django.db import connection
 
-    from tests.test_command_line import _database_url, clean_env
+    from tests.database import database_url
+    from tests.test_command_line import clean_env
 
-    env = clean_env(DEBUG="1", DATABASE_URL=_database_url(connection.settings_dict))
+    env = clean_env(DEBUG="1", DATABASE_URL=database_url(connection.settings_dict))
     result = subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )

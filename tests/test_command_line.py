@@ -9,12 +9,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 
 from config import local_env
 from config.settings import read_env_file
+from tests.database import database_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,16 +124,6 @@ def test_manage_py_without_secret_key_says_what_to_do_in_one_line():
 # --- The README's command line block, line by line ----------------------------------------------------
 
 
-def _database_url(settings_dict: dict) -> str:
-    """The test database as a DATABASE_URL a subprocess can use (socket dirs percent-encoded)."""
-    host = quote(settings_dict["HOST"] or "localhost", safe="")
-    password = f":{quote(settings_dict['PASSWORD'], safe='')}" if settings_dict.get("PASSWORD") else ""
-    port = settings_dict.get("PORT") or 5432
-    return (
-        f"postgres://{quote(settings_dict['USER'], safe='')}{password}@{host}:{port}/{settings_dict['NAME']}"
-    )
-
-
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
@@ -213,7 +203,7 @@ def test_every_readme_command_works_as_written_after_make_run(transactional_db, 
         python = None
     else:  # not in a virtualenv: the interpreter itself stands in for .venv/bin/python
         python = sys.executable
-    env = clean_env(DEBUG="1", DATABASE_URL=_database_url(connection.settings_dict))
+    env = clean_env(DEBUG="1", DATABASE_URL=database_url(connection.settings_dict))
     for line in readme_commands():
         command = line if python is None else line.replace(".venv/bin/python", python, 1)
         result = run(command, env=env, cwd=tmp_path, shell=True)

@@ -3,23 +3,18 @@ login page, /healthz, a grading page and an export answer 200 (no mock server, n
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from django.core.management.base import CommandError
+
+from tests.bench import server as gunicorn
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"  # as in tests/conftest.py
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _base_env(base: dict | None = None, **extra: str) -> dict:
@@ -55,46 +50,18 @@ def served(child_env, tmp_path, pool, rater, site_admin):
         STATIC_ROOT=str(tmp_path / "static"),
         SECURE_COOKIES="0",  # plain HTTP on 127.0.0.1; behind TLS the cookies are Secure
     )
-    collected = subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert collected.returncode == 0, collected.stderr[-2000:]
-    assert (tmp_path / "static" / "staticfiles.json").exists()
-    port = _free_port()
     log = open(tmp_path / "gunicorn.log", "w+")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"gunicorn did not come up:\n{log.read()[-3000:]}")
-            time.sleep(0.2)
+        # collectstatic, then gunicorn on a free port, as the load benchmarks start it.
+        server, base = gunicorn.start_gunicorn(env, log, workers=2)
+    except CommandError as exc:
+        log.seek(0)
+        pytest.fail(f"{exc}:\n{log.read()[-3000:]}")
+    assert (tmp_path / "static" / "staticfiles.json").exists()
+    try:
         yield base
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        gunicorn.stop(server)
         log.close()
 
 

@@ -1,5 +1,5 @@
 """The production server for the load benchmarks: collectstatic, then gunicorn with DEBUG off on this
-database, as tests/test_production.py starts it."""
+database; tests/test_production.py starts its server the same way."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import httpx
 from django.conf import settings
 from django.core.management.base import CommandError
 from django.db import connection
+
+from tests.database import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,9 +29,7 @@ def free_port() -> int:
 def server_env(static_root: Path, **extra: str) -> dict:
     """Production settings on this process's database; sessions made here stay valid (same SECRET_KEY)."""
     connection.ensure_connection()
-    d = connection.settings_dict
-    auth = quote(d["USER"], safe="") + (":" + quote(d["PASSWORD"], safe="") if d["PASSWORD"] else "")
-    url = f"postgres://{auth}@{quote(str(d['HOST']), safe='')}:{d['PORT'] or 5432}/{d['NAME']}"
+    url = database_url(connection.settings_dict)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "SECURE_"))}
     env.update(
         DEBUG="0",

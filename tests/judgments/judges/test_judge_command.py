@@ -9,7 +9,6 @@ import sys
 import time
 from io import StringIO
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -18,6 +17,7 @@ from django.db import connection
 from judgments import services as judgment_services
 from judgments.judges import services
 from judgments.models import JudgeRun, Judgment, JudgmentChange, ModelJudge, Pair
+from tests.database import database_url
 from tests.judgments.judges.chat_server import FAST, KEY, completion, slow
 from tests.judgments.judges.pools import asked, by_document, grade_of, make_pool
 
@@ -210,15 +210,13 @@ def test_bad_settings_are_refused_and_nothing_is_created(db, chat_server):
 # --- A real process: exit codes, no traceback, killed and resumed ------------------------------------------
 
 
-def _database_url() -> str:
-    s = connection.settings_dict
-    host = quote(s["HOST"] or "localhost", safe="")
-    port = f":{s['PORT']}" if s["PORT"] else ""
-    return f"postgres://{quote(s['USER'])}:{quote(s['PASSWORD'] or '')}@{host}{port}/{s['NAME']}"
-
-
 def _command(chat_server, *extra, pool="judged"):
-    env = {**os.environ, "DATABASE_URL": _database_url(), "DEBUG": "1", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "DEBUG": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
     args = [sys.executable, "manage.py", "judge", "--pool", pool, "--judge", "gpt-judge"]
     args += ["--base-url", chat_server.base_url, "--model", "test-model", *extra]
     return subprocess.Popen(
