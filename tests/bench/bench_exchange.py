@@ -42,6 +42,7 @@ from judgments.models import Judgment, Pool, Ranking, SearchConfiguration, Team
 
 from . import realistic_pool
 from .psql import psql_args, run_psql
+from .timing import best_times
 
 # Target ratios (ours / psql), as a whole process: issue 15 for the realistic pool and the qrels import.
 TARGETS = {"import": 1.5, "run, realistic": 4.0, "qrels": 15.0, "export": 1.5}
@@ -176,15 +177,7 @@ class Command(BaseCommand):
     # --- helpers -----------------------------------------------------------------------------------
 
     def _time(self, repeat: int, *actions) -> list[float]:
-        """The best time of each action over `repeat` rounds; every round runs them all in turn, so
-        that a busy spell of the shared machine falls on every side rather than on one."""
-        best = [float("inf")] * len(actions)
-        for _ in range(repeat):
-            for i, action in enumerate(actions):
-                start = time.perf_counter()
-                action()
-                best[i] = min(best[i], time.perf_counter() - start)
-        return best
+        return best_times(repeat, actions)
 
     def _run_psql(self, *extra: str, stdout=subprocess.DEVNULL) -> None:
         run_psql(self.psql, *extra, stdout=stdout)
@@ -367,19 +360,15 @@ class Command(BaseCommand):
                 "-c", f"TRUNCATE {table}", "-c", f"\\copy {table} FROM '{path}' WITH (DELIMITER ' ')"
             )
 
-        best = [float("inf")] * (1 + len(ours) + len(also))
+        def after(i: int) -> None:
+            if 0 < i <= len(ours) and between is not None:
+                between()
+
         try:
-            for _ in range(repeat):
-                for i, action in enumerate((psql_copy, *ours, *also)):
-                    start = time.perf_counter()
-                    action()
-                    best[i] = min(best[i], time.perf_counter() - start)
-                    if 0 < i <= len(ours) and between is not None:
-                        between()
+            return best_times(repeat, (psql_copy, *ours, *also), after)
         finally:
             with connection.cursor() as cursor:
                 cursor.execute(f"DROP TABLE IF EXISTS {table}")
-        return best
 
     # --- 3. qrels import into a new pool -------------------------------------------------------------
 

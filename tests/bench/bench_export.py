@@ -37,6 +37,7 @@ from scoring.leaderboard import configuration_means
 from scoring.models import JUDGED_FIELDS, MEAN_FIELDS
 
 from .psql import psql_args, run_psql
+from .timing import best_times
 
 LINE_METRICS = (*flavours.METRICS, *flavours.UDCG)  # export_scores writes a line for each, udcg@k included
 
@@ -205,15 +206,7 @@ class Command(BaseCommand):
             call_command(*args, stdout=handle, stderr=io.StringIO())
 
     def _time(self, repeat: int, *actions) -> list[float]:
-        """The best time of each action over `repeat` rounds; every round runs them all in turn, so
-        that a busy spell of the shared machine falls on every side rather than on one."""
-        best = [float("inf")] * len(actions)
-        for _ in range(repeat):
-            for i, action in enumerate(actions):
-                start = time.perf_counter()
-                action()
-                best[i] = min(best[i], time.perf_counter() - start)
-        return best
+        return best_times(repeat, actions)
 
 
 def _count_lines(path: Path, *, escaped: bool = False) -> int:
