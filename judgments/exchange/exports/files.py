@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from judgments.exchange import formats
 from judgments.models import Document, Judgment, Pair, Pool, Query
 
-from .grades import combined_grades_sql, combined_stem
+from .grades import COMBINED_SETUP, combined_grades_sql, combined_stem
 from .pgtext import CSV_SPECIAL, csv_cell
 from .stream import CHUNK_ROWS, ExportError, blocks, copy_blocks, named_rows
 
@@ -88,7 +88,7 @@ def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[s
     sql, params = combined_grades_sql(pool)
 
     def rows() -> Iterator[tuple[str, str, int]]:
-        for qid, docid, grade, _pk, text, _pair in named_rows(sql, params):
+        for qid, docid, grade, _pk, text, _pair in named_rows(sql, params, setup=COMBINED_SETUP):
             query = (text or "").strip() if query_column == "text" else qid
             yield query or qid, docid, quepid_grade(grade)
 
@@ -97,7 +97,7 @@ def judgments_csv_lines(pool: Pool, *, query_column: str = "text") -> Iterator[s
 
 def _ratings_csv_chunks(sql: str, params: list) -> Iterator[str]:
     yield "query,docid,rating\n"
-    for block in copy_blocks(sql, params):
+    for block in copy_blocks(sql, params, setup=COMBINED_SETUP):
         yield block.decode()
 
 
@@ -186,7 +186,7 @@ def _graded_by_text(pool: Pool) -> list[tuple[str, str | None, int | None]]:
     sql, params = combined_grades_sql(pool)
     graded = set()
     rows: list[tuple[str, str | None, int | None]] = []
-    for qid, docid, grade, query_pk, text, _pair in named_rows(sql, params):
+    for qid, docid, grade, query_pk, text, _pair in named_rows(sql, params, setup=COMBINED_SETUP):
         graded.add(query_pk)
         rows.append((query_pk, (text or "").strip() or qid, docid, quepid_grade(grade)))
     for pk, qid, text in Query.objects.filter(pool=pool).values_list("pk", "external_id", "text"):

@@ -54,6 +54,13 @@ def _combined_expression(pool: Pool) -> tuple[str, str]:
     return f"COALESCE(p.final_grade::float8, {human}, {model})", "count(j.grade) > 0"
 
 
+# Run combined_grades_sql with these (stream.copy_blocks' and named_rows' `setup`): no nested loops. The
+# planner cannot tell how many pairs pass HAVING, guessed a few thousand, and probed the document table's
+# key once per pair; with hash joins a million combined grades took 3.7 s instead of 6.0 s on the
+# realistic pool (psql's COPY of the raw judgments: 2.7-3.1 s, same run).
+COMBINED_SETUP = ("SET LOCAL enable_nestloop = off",)
+
+
 def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]:
     """SQL selecting (qid, docid, grade float, query_pk, query_text, pair_pk) for every pair of `pool`
     that has a combined grade, ordered by query id then doc id unless `ordered` is False.
@@ -141,10 +148,7 @@ def qrels_blocks(pool: Pool, *, rounding: str = "round") -> Iterator[bytes]:
         SELECT string_agg(c.qid || ' 0 ' || c.docid || ' ' || {grade}, E'\\n')
         FROM ({inner}) c GROUP BY c.pair_pk / 1000
     """
-    # No nested loop: the planner cannot tell how many pairs HAVING keeps and guessed a few thousand,
-    # then probed the document table's key once per pair. The hash joins it takes instead cut a million
-    # lines from 6.0 to 3.7 s (psql's COPY of the raw judgments: 2.7-3.1 s, same run).
-    return copy_trec_blocks(sql, params, what=f"Pool {pool.name}", setup=["SET LOCAL enable_nestloop = off"])
+    return copy_trec_blocks(sql, params, what=f"Pool {pool.name}", setup=COMBINED_SETUP)
 
 
 def qrels_chunks(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
@@ -180,7 +184,7 @@ def ranklib_lines(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
             yield from blocks(f"# qid:{n} = {q}\n" for q, n in numbers.items())
         rows = (
             (rounded_grade(grade) if rounding == "round" else grade, numbers[qid], docid, text or qid)
-            for qid, docid, grade, _pk, text, _pair in named_rows(sql, params)
+            for qid, docid, grade, _pk, text, _pair in named_rows(sql, params, setup=COMBINED_SETUP)
         )
         yield from blocks(formats.write_ranklib(rows))
 

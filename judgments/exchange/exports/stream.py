@@ -68,17 +68,24 @@ def _copy(sql: str, params: list, setup: Iterable[str]) -> Iterator[bytes]:
                 raise
 
 
-def named_rows(sql: str, params: list, rows: int = CHUNK_ROWS) -> Iterator[tuple]:
-    """The rows of `sql` through a named server-side cursor, `rows` at a time."""
+def named_rows(
+    sql: str, params: list, rows: int = CHUNK_ROWS, *, setup: Iterable[str] = ()
+) -> Iterator[tuple]:
+    """The rows of `sql` through a named server-side cursor, `rows` at a time; `setup`: statements run
+    first in the same transaction (SET LOCAL ...)."""
     # A named cursor lives in a transaction (Django adds WITH HOLD only in autocommit for querysets).
-    with transaction.atomic(), connection.chunked_cursor() as cursor:
-        cursor.itersize = rows
-        cursor.execute(sql, params)
-        while True:
-            batch = cursor.fetchmany(rows)
-            if not batch:
-                return
-            yield from batch
+    with transaction.atomic():
+        with connection.cursor() as plain:
+            for statement in setup:
+                plain.execute(statement)
+        with connection.chunked_cursor() as cursor:
+            cursor.itersize = rows
+            cursor.execute(sql, params)
+            while True:
+                batch = cursor.fetchmany(rows)
+                if not batch:
+                    return
+                yield from batch
 
 
 def blocks(lines: Iterable[str], size: int = 1000) -> Iterator[str]:
