@@ -105,7 +105,13 @@ def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
     return render(
         request,
         "judgments/configuration_list.html",
-        {"pool": found, "configurations": configurations, "my_teams": my_teams},
+        {
+            "pool": found,
+            "configurations": configurations,
+            "my_teams": my_teams,
+            # as exchange's configuration_new decides: admins, and members of a team
+            "can_create": access.is_admin(request.user) or bool(my_teams),
+        },
     )
 
 
