@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import downloads, live, recompute, trust, views
+from . import downloads, live, recompute, trust, tuning, views
 
 app_name = "scoring"
 
@@ -37,4 +37,5 @@ urlpatterns: list = [
     # Try a query live against the configuration's search endpoint (scoring.live).
     path("configurations/<int:configuration_id>/try/", live.live, name="live-query"),
     path("configurations/<int:configuration_id>/try/queue/", live.live_queue, name="live-queue"),
+    path("configurations/<int:configuration_id>/try/tune/", tuning.tune, name="live-tune"),
 ]

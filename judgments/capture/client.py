@@ -149,9 +149,7 @@ def _transport_error(exc: Exception, phase: str, timeout: float) -> EngineError:
     if phase == "connecting" and isinstance(exc, OSError):
         return EngineError(f"could not connect to the engine: {exc}", retryable=True)
     if isinstance(exc, http.client.HTTPException | OSError):
-        return EngineError(
-            f"the connection broke while {phase}: {exc or type(exc).__name__}", retryable=True
-        )
+        return EngineError(f"the connection broke while {phase}: {exc or type(exc).__name__}", retryable=True)
     return EngineError(f"unexpected failure: {type(exc).__name__}: {exc}")
 
 

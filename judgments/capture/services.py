@@ -153,7 +153,9 @@ def set_endpoint(
     return endpoint, True
 
 
-def restore_endpoint(configuration: SearchConfiguration, version: int, user=None) -> tuple[SearchEndpoint, bool]:
+def restore_endpoint(
+    configuration: SearchConfiguration, version: int, user=None
+) -> tuple[SearchEndpoint, bool]:
     """Make an earlier version's definition (its secret included) the current one, as a new version:
     history only grows. EndpointError if there is no such version."""
     old = configuration.endpoints.filter(version=version).first()

@@ -394,7 +394,9 @@ def configuration_new(request: HttpRequest, pool: str) -> HttpResponse:
         configuration.parameters = form.cleaned_data["parameters"]
         configuration.save()
         if request.POST.get("next") == "endpoint":
-            messages.success(request, f"Configuration {configuration.name} created. Now set its search endpoint.")
+            messages.success(
+                request, f"Configuration {configuration.name} created. Now set its search endpoint."
+            )
             return redirect("capture:endpoint-edit", configuration.pk)
         messages.success(request, f"Configuration {configuration.name} created. Upload its first run below.")
         return redirect(

@@ -60,7 +60,9 @@ def test_test_runs_the_unsaved_form_and_stores_nothing(client, engineer, live_co
     assert list(live_configuration.endpoints.values_list("version", flat=True)) == [1]
 
 
-def test_test_shows_the_engines_error_and_a_kind_s_fields_only_count(client, engineer, live_configuration, httpserver):
+def test_test_shows_the_engines_error_and_a_kind_s_fields_only_count(
+    client, engineer, live_configuration, httpserver
+):
     httpserver.expect_request("/docs/_search").respond_with_response(json_response(es_error(), status=400))
     login(client, engineer)
     url = reverse("capture:endpoint-edit", args=[live_configuration.pk])
@@ -78,10 +80,14 @@ def closed_port():
         return s.getsockname()[1]
 
 
-def test_an_unreachable_endpoint_names_the_phase_and_stores_nothing(client, engineer, live_configuration, closed_port):
+def test_an_unreachable_endpoint_names_the_phase_and_stores_nothing(
+    client, engineer, live_configuration, closed_port
+):
     login(client, engineer)
     url = reverse("capture:endpoint-edit", args=[live_configuration.pk])
-    html = client.post(url, form_data(f"http://127.0.0.1:{closed_port}/docs/_search", action="test")).content.decode()
+    html = client.post(
+        url, form_data(f"http://127.0.0.1:{closed_port}/docs/_search", action="test")
+    ).content.decode()
     assert '<span id="test-error">could not connect to the engine: ' in html
     assert SearchEndpoint.objects.count() == 1
 
@@ -101,11 +107,15 @@ def test_a_silent_endpoint_names_waiting(client, engineer, live_configuration, m
     assert SearchEndpoint.objects.count() == 1
 
 
-def test_a_solr_test_with_a_typed_secret_uses_it_and_never_shows_it(client, engineer, live_configuration, httpserver):
+def test_a_solr_test_with_a_typed_secret_uses_it_and_never_shows_it(
+    client, engineer, live_configuration, httpserver
+):
     httpserver.expect_request("/solr/docs/select").respond_with_handler(
-        lambda request: json_response(solr_answer([("solar-1", 2.5), ("x-9", 1.0)]))
-        if request.headers.get("Authorization", "").startswith("Basic ")
-        else json_response({"error": {"msg": "no auth", "code": 401}}, status=401)
+        lambda request: (
+            json_response(solr_answer([("solar-1", 2.5), ("x-9", 1.0)]))
+            if request.headers.get("Authorization", "").startswith("Basic ")
+            else json_response({"error": {"msg": "no auth", "code": 401}}, status=401)
+        )
     )
     login(client, engineer)
     url = reverse("capture:endpoint-edit", args=[live_configuration.pk])
@@ -127,25 +137,41 @@ def test_history_diff_shows_what_changed_without_secrets_and_restore_makes_a_new
                           template=ES_DEFAULT_TEMPLATE.replace('"body"', '"body^3"'),
                           auth_kind="bearer", auth_secret=SECRET + "-2", headers=[["X-Api-Key", SECRET + "-h"]])  # fmt: skip
     login(client, engineer)
-    detail = client.get(reverse("judgments:configuration-detail", args=[live_configuration.pk])).content.decode()
+    detail = client.get(
+        reverse("judgments:configuration-detail", args=[live_configuration.pk])
+    ).content.decode()
     history = reverse("capture:endpoint-history", args=[live_configuration.pk])
     assert history in detail
     html = client.get(history).content.decode()  # v2 -> v3 by default
     assert SECRET not in html
     assert '<span class="del">−     &quot;query&quot;' not in html  # unchanged lines are not marked
-    assert "body^2" in html and "body^3" in html and '<span class="del">' in html and '<span class="add">' in html
+    assert (
+        "body^2" in html
+        and "body^3" in html
+        and '<span class="del">' in html
+        and '<span class="add">' in html
+    )
     assert "set (a different secret)" in html
     html = client.get(history + "?a=1&b=3").content.decode()
     assert "+ bearer" in html and "X-Api-Key: ***" in html and SECRET not in html
     # Another team may look but not restore.
     login(client, other_engineer)
-    assert client.post(reverse("capture:endpoint-restore", args=[live_configuration.pk]), {"version": 1}).status_code == 403
+    assert (
+        client.post(
+            reverse("capture:endpoint-restore", args=[live_configuration.pk]), {"version": 1}
+        ).status_code
+        == 403
+    )
     login(client, engineer)
-    response = client.post(reverse("capture:endpoint-restore", args=[live_configuration.pk]), {"version": 2}, follow=True)
+    response = client.post(
+        reverse("capture:endpoint-restore", args=[live_configuration.pk]), {"version": 2}, follow=True
+    )
     assert "Version 2 restored as version 4" in response.content.decode()
     restored, old = live_configuration.endpoints.get(version=4), live_configuration.endpoints.get(version=2)
     assert restored.definition() == old.definition() and restored.auth_secret == SECRET
     assert live_configuration.endpoints.count() == 4
-    response = client.post(reverse("capture:endpoint-restore", args=[live_configuration.pk]), {"version": 99}, follow=True)
+    response = client.post(
+        reverse("capture:endpoint-restore", args=[live_configuration.pk]), {"version": 99}, follow=True
+    )
     assert "Nothing restored: bm25 has no endpoint version 99." in response.content.decode()
     assert live_configuration.endpoints.count() == 4
