@@ -53,9 +53,13 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 def home(request: HttpRequest) -> HttpResponse:
     user = request.user
-    pools = access.pools_for(user).annotate(
-        n_queries=Count("queries", distinct=True),
-        n_configurations=Count("configurations", distinct=True),
+    pools = (
+        access.pools_for(user)
+        .filter(archived_at__isnull=True)
+        .annotate(
+            n_queries=Count("queries", distinct=True),
+            n_configurations=Count("configurations", distinct=True),
+        )
     )
     rating = (
         set(access.rating_pools_for(user).values_list("pk", flat=True)) if access.is_rater(user) else set()
@@ -64,7 +68,10 @@ def home(request: HttpRequest) -> HttpResponse:
     for pool in pools:
         mine = Judgment.objects.filter(pair__pool=pool, rater=user).count() if pool.pk in rating else None
         rows.append({"pool": pool, "rates": pool.pk in rating, "my_judgments": mine})
-    return render(request, "judgments/home.html", {"rows": rows})
+    archived = (
+        list(Pool.objects.filter(archived_at__isnull=False).order_by("name")) if access.is_admin(user) else []
+    )
+    return render(request, "judgments/home.html", {"rows": rows, "archived_pools": archived})
 
 
 def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
@@ -97,10 +104,11 @@ def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
     found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
     configurations = (
         access.configurations_for(request.user)
-        .filter(pool=found)
+        .filter(pool=found, archived_at__isnull=True)
         .select_related("team")
         .annotate(n_runs=Count("runs"), last_run=Max("runs__created_at"))
     )
+    archived = access.configurations_for(request.user).filter(pool=found, archived_at__isnull=False)
     my_teams = set(request.user.teams.values_list("pk", flat=True))
     return render(
         request,
@@ -109,6 +117,7 @@ def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
             "pool": found,
             "configurations": configurations,
             "my_teams": my_teams,
+            "archived": archived.order_by("name"),
             # as exchange's configuration_new decides: admins, and members of a team
             "can_create": access.is_admin(request.user) or bool(my_teams),
         },

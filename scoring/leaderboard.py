@@ -122,10 +122,12 @@ class LeaderboardRow:
 
 def pool_means(pool: Pool, flavour: str, metrics=ALL_METRICS) -> list[LeaderboardRow]:
     """Every configuration of the pool in name order, those without a run too, with the means of its
-    two newest runs in `flavour` (the flavour is not checked here)."""
-    rows = {c.pk: LeaderboardRow(c) for c in pool.configurations.select_related("team").order_by("name")}
+    two newest runs in `flavour` (the flavour is not checked here). Archived configurations are left out
+    (judgments.removal: kept for exports, hidden from lists)."""
+    shown = pool.configurations.filter(archived_at__isnull=True)
+    rows = {c.pk: LeaderboardRow(c) for c in shown.select_related("team").order_by("name")}
     newest = list(
-        Run.objects.filter(configuration__pool=pool)
+        Run.objects.filter(configuration__pool=pool, configuration__archived_at__isnull=True)
         .annotate(age=Window(RowNumber(), partition_by=[F("configuration_id")], order_by=F("id").desc()))
         .filter(age__lte=2)
         .values_list("id", "configuration_id", "created_at", "age")

@@ -27,6 +27,9 @@ class SearchConfiguration(models.Model):
     # configuration's endpoint, and when a capture last started (scheduled or not).
     capture_schedule = models.CharField(max_length=10, choices=Schedule, default=Schedule.NONE)
     last_capture_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="archived: hidden from lists, kept with its history for exports"
+    )
 
     class Meta:
         ordering = ["pool", "name"]
