@@ -160,7 +160,7 @@ def verdict(trust: Trust) -> Verdict | None:
         problems.append(f"agrees with the humans only in part (κ {_n(kappa)}, below {KAPPA_TRUST:.2f})")
     elif not math.isnan(alpha) and not math.isnan(humans) and alpha < humans - ALPHA_MARGIN:
         problems.append(
-            f"agrees with them less than they agree with each other "
+            f"agrees with the humans less than they agree with each other "
             f"(α {_n(alpha)} against the humans' own {_n(humans)})"
         )
     d = trust.decisions

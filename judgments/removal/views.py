@@ -82,6 +82,7 @@ def remove(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             "kind": kind,
             "target": target,
             "plan": planned,
+            "goes": [item for item in planned.goes if not item.startswith("0 ")],
             "page": _page_of(target),
             "archived": getattr(target, "archived_at", None),
             "can_delete": planned.action == DELETE,
