@@ -330,7 +330,11 @@ def far_pairs(judge: ModelJudge) -> dict[int, str]:
 
 def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
     """Mean NDCG@10 of every current run with either grade set, over the same pairs and queries."""
-    runs = list(Run.objects.filter(configuration__pool=pool).current().select_related("configuration"))
+    runs = list(
+        Run.objects.filter(configuration__pool=pool, configuration__archived_at__isnull=True)
+        .current()
+        .select_related("configuration")
+    )
     if not runs:
         return None
     queries = np.unique(humans.query)

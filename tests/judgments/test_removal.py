@@ -14,6 +14,7 @@ from judgments.capture.models import CaptureJob
 from judgments.capture.services import set_endpoint
 from judgments.judges.services import create_or_update_judge
 from judgments.models import Judgment, ModelJudge, Pair, Pool, Query, Ranking, Run, SearchConfiguration
+from scoring.exports import score_lines
 from scoring.models import CellScore
 from scoring.services import rescore_pool
 from tests.conftest import login
@@ -74,7 +75,7 @@ def test_a_configuration_without_runs_is_deleted_with_its_endpoint(client, engin
 
 
 def test_a_configuration_with_runs_is_archived_off_the_lists_and_leaderboard_kept_for_exports(
-    client, engineer, configuration, run
+    client, engineer, rater, configuration, run
 ):
     login(client, engineer)
     response = post(client, "delete", "configuration", configuration.pk)
@@ -92,6 +93,9 @@ def test_a_configuration_with_runs_is_archived_off_the_lists_and_leaderboard_kep
     out = StringIO()
     call_command("export_run", "--pool", "robust", "--configuration", "bm25", stdout=out)
     assert "q1 Q0 d1 1" in out.getvalue()  # kept for exports
+    graded_pair(configuration.pool, rater)
+    rescore_pool(configuration.pool)
+    assert "bm25" in "".join(score_lines(configuration.pool, "exp", "csv"))
 
 
 def test_an_active_capture_refuses_with_one_line_naming_it(client, engineer, configuration):
