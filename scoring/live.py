@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 
 from judgments import access, services
 from judgments.capture import client
-from judgments.capture.engines import EndpointError
+from judgments.endpoints.engines import EndpointError
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
 from judgments.rating import queue
 from judgments.scale import rounded_grade

@@ -28,9 +28,9 @@ PURE = (
     "judgments/judges/answers.py",
     "judgments/judges/client.py",
     "judgments/judges/runner.py",
-    "judgments/capture/templates.py",
-    "judgments/capture/engines.py",
-    "judgments/capture/answers.py",
+    "judgments/endpoints/templates.py",
+    "judgments/endpoints/engines.py",
+    "judgments/endpoints/answers.py",
     "judgments/capture/client.py",
     "judgments/capture/demo_engine.py",
 )

@@ -13,11 +13,11 @@ from rest_framework.response import Response
 
 from judgments import access
 from judgments.api import PROBLEMS_400, IsEngineer, _field_problems, _param, _truthy, problems_response
+from judgments.endpoints.engines import EndpointError
 from judgments.exchange.formats import Problem
+from judgments.models.capture import CaptureJob, SearchEndpoint
 
 from . import serializers, services, tasks
-from .engines import EndpointError
-from .models import CaptureJob, SearchEndpoint
 
 CONFIGURATION_PARAM = OpenApiParameter("configuration", int, description="configuration id")
 NOT_YOURS_403 = OpenApiResponse(description="Not your team's configuration.")

@@ -61,8 +61,8 @@ from typing import NamedTuple
 
 import certifi
 
-from .answers import EngineError
-from .engines import EndpointError, EndpointSpec
+from judgments.endpoints.answers import EngineError
+from judgments.endpoints.engines import EndpointError, EndpointSpec
 
 DEFAULT_DEPTH = 100
 DEFAULT_CONCURRENCY = 8

@@ -27,11 +27,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgments import services as core
+from judgments.endpoints.engines import REDACTED, EndpointError, EndpointSpec
 from judgments.models import Query, Run, SearchConfiguration
-
-from . import client, storing
-from .engines import REDACTED, EndpointError, EndpointSpec
-from .models import (
+from judgments.models.capture import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
     MAX_DEPTH,
@@ -41,6 +39,8 @@ from .models import (
     Schedule,
     SearchEndpoint,
 )
+
+from . import client, storing
 
 logger = logging.getLogger(__name__)
 PROGRESS_EVERY = 0.5  # seconds between two writes of a running job's progress

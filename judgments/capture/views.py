@@ -16,12 +16,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from judgments import access
+from judgments.endpoints.engines import EndpointError
 from judgments.models import SearchConfiguration
+from judgments.models.capture import CaptureJob
 
 from . import services, tasks
-from .engines import EndpointError
 from .forms import CaptureForm, EndpointForm
-from .models import CaptureJob
 
 RECENT_CAPTURES = 10
 

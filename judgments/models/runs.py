@@ -5,8 +5,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Exists, F, Func, OuterRef, Q
 
-# The capture wing's models live in their own module and are registered with this app by this import.
-from ..capture.models import CaptureJob, Schedule, SearchEndpoint  # noqa: F401
+from .capture import Schedule
 from .documents import Query
 from .pools import NO_WHITESPACE_SQL, Pool, Team, no_whitespace
 

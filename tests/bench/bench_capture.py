@@ -45,8 +45,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from judgments.capture import services
-from judgments.capture.models import CaptureJob
 from judgments.models import Document, Judgment, Pair, Pool, Query, SearchConfiguration, Team
+from judgments.models.capture import CaptureJob
 from judgments.services import delete_pool_in_bulk
 from scoring.models import CellScore
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 from werkzeug import Response
 
 from judgments.capture import services
-from judgments.capture.engines import ES_DEFAULT_TEMPLATE, EndpointError
-from judgments.capture.models import CaptureJob, SearchEndpoint
+from judgments.endpoints.engines import ES_DEFAULT_TEMPLATE, EndpointError
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
+from judgments.models.capture import CaptureJob, SearchEndpoint
 from judgments.services import record_judgment
 from scoring.models import QueryScore
 

@@ -1,8 +1,8 @@
-"""A configuration's search endpoint, one row per version, and the captures run against it.
+"""A configuration's search endpoint, one row per version, and the captures run against it (the capture
+wing, judgments/capture, sends the queries; the definition's meaning is judgments/endpoints, pure Python).
 
-Registered with the judgments app (judgments/models/runs.py imports these classes). Every edit of an endpoint
-creates a new `SearchEndpoint` version and keeps the old ones, and every captured run links to the version
-it was captured with (`Run.endpoint`), so a score can always be traced to the exact definition.
+Every edit of an endpoint creates a new `SearchEndpoint` version and keeps the old ones, and every
+captured run links to the version it was captured with (`Run.endpoint`), so a score can always be traced to the exact definition.
 
 Stored versions hold the *resolved* definition (the kind's defaults written out), so a change of a
 default in the code never changes what an old version means. Secrets: `auth_secret_env` names an
@@ -23,7 +23,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from .engines import AUTH_KINDS, KINDS, EndpointSpec
+from ..endpoints.engines import AUTH_KINDS, KINDS, EndpointSpec
 from .secret_fields import EncryptedTextField, SecretHeadersField
 
 MAX_DEPTH = 10_000  # Elasticsearch's index.max_result_window
