@@ -5,6 +5,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from ..judge_prompts import DEFAULT_SYSTEM, DEFAULT_USER
 from .pools import Pool
 
 env_var_name = RegexValidator(
@@ -14,14 +15,10 @@ env_var_name = RegexValidator(
 
 
 def default_judge_system() -> str:
-    from judgments.judges.prompt import DEFAULT_SYSTEM
-
     return DEFAULT_SYSTEM
 
 
 def default_judge_user() -> str:
-    from judgments.judges.prompt import DEFAULT_USER
-
     return DEFAULT_USER
 
 
