@@ -217,7 +217,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # --- Login throttling: django-axes counts failed logins (page, admin, API token) per account and per
 # client address; past the limit both are refused for the cool-off, even with the right password.
 AUTHENTICATION_BACKENDS = [
-    "config.login_throttle.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
+    "judgments.login.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
@@ -225,7 +225,7 @@ AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks: per account and per address
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "judgments.views.locked_out"
+AXES_LOCKOUT_CALLABLE = "judgments.login.locked_out"
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 

@@ -14,8 +14,8 @@ from judgments.exchange.formats import Problem
 from judgments.rating import grading
 
 from .. import access, serializers, services
+from ..login import locked_out
 from ..models import Judgment
-from ..views import locked_out
 from .common import (
     POOL_PARAM,
     PROBLEMS_400,
