@@ -150,6 +150,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "judgments.access.roles_context",
             ],
+            # A wing's template tags, so the core's templates need no wing view (judgments/capture/panel.py).
+            "libraries": {"capture": "judgments.capture.panel"},
         },
     },
 ]

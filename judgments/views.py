@@ -8,7 +8,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from . import access
-from .capture import views as capture_views
 from .models import Document, Judgment, Pair, Query, Ranking
 
 
@@ -93,7 +92,6 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
             "pool": configuration.pool,
             "runs": runs,
             "can_manage": access.can_manage_configuration(request.user, configuration),
-            **capture_views.panel_context(request, configuration),
         },
     )
 
