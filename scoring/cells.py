@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgments import pgcopy
+from judgments.pgcopy.rows import ARRAY_HEAD, empty_rows, read_rows, row_dtype, write_rows
 
 from . import metrics
 from .grades import Grades, ScoringError
@@ -80,8 +81,8 @@ def _query_batches(cursor, run_ids: Sequence[int], query_ids: Sequence[int] | No
 
 def _ranking_dtype(width: int) -> np.dtype:
     # an int8[] in binary: its head (ndim, has-nulls flag, element type, size, lower bound), then (length, value)s
-    array = [("head", pgcopy.ARRAY_HEAD), ("items", [("len", ">i4"), ("value", ">i8")], (width,))]
-    return pgcopy.row_dtype(("run", ">i8"), ("query", ">i8"), ("docs", array))
+    array = [("head", ARRAY_HEAD), ("items", [("len", ">i4"), ("value", ">i8")], (width,))]
+    return row_dtype(("run", ">i8"), ("query", ">i8"), ("docs", array))
 
 
 def _read_rankings(cursor, run_ids: Sequence[int], batch: _Batch, query_ids: Sequence[int] | None):
@@ -105,7 +106,7 @@ def _read_rankings(cursor, run_ids: Sequence[int], batch: _Batch, query_ids: Seq
             found["width"] = int.from_bytes(body[42:46], "big") if len(body) >= 46 else 0
         return _ranking_dtype(found["width"])
 
-    rows = pgcopy.read_rows(
+    rows = read_rows(
         cursor, f"SELECT run_id, query_id, {padded} FROM judgments_ranking WHERE {where}", params, dtype
     )
     head = rows["docs"]["head"]
@@ -207,12 +208,12 @@ def _insert_rows(cursor, rows: _Rows, selection: np.ndarray) -> int:
         return 0
     names = ["run_id", "query_id", *_CELL_COLUMNS, "updated_at"]
     columns = [("run", ">i8"), ("query", ">i8"), *_VALUE_KINDS, ("at", ">i8")]
-    table = pgcopy.empty_rows(columns, len(selection))
+    table = empty_rows(columns, len(selection))
     table["run"] = rows.run[selection]
     table["query"] = rows.query[selection]
     _fill_values(table, rows.values[selection])
     table["at"] = pgcopy.timestamp()
-    pgcopy.write_rows(cursor, _TABLE, names, table)
+    write_rows(cursor, _TABLE, names, table)
     return len(selection)
 
 
@@ -220,7 +221,7 @@ def _read_stored(cursor, where: str, params: list):
     """Stored rows: ids, runs, queries, values."""
     sql = f"SELECT id, run_id, query_id, {', '.join(_CELL_COLUMNS)} FROM {_TABLE} WHERE {where}"
     columns = [("id", ">i8"), ("run", ">i8"), ("query", ">i8"), *_VALUE_KINDS]
-    stored = pgcopy.read_rows(cursor, sql, params, pgcopy.row_dtype(*columns))
+    stored = read_rows(cursor, sql, params, row_dtype(*columns))
     values = np.empty((len(stored), len(_CELL_COLUMNS)))
     for j, (name, _) in enumerate(_VALUE_KINDS):
         values[:, j] = stored[name]

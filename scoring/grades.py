@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from judgments import pgcopy
 from judgments.models import CombineRule, GradeSource, Pool
-from judgments.pgcopy import read_columns
+from judgments.pgcopy.rows import array_rows, read_array_rows, read_columns
 
 from . import metrics
 
@@ -264,7 +264,7 @@ def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None
         return None
     if row[3] != history_mark(cursor):  # a judgment changed since: they may be stale
         return None
-    (queries,), [(docs, counts), (grades, _)] = pgcopy.read_array_rows(
+    (queries,), [(docs, counts), (grades, _)] = read_array_rows(
         cursor,
         "SELECT query_id, doc_ids, grades FROM scoring_querygrades WHERE pool_id = %s ORDER BY query_id",
         [pool_id],
@@ -311,7 +311,7 @@ def remember_grades(
     if not len(grades):
         return
     starts = np.flatnonzero(np.r_[True, grades.query[1:] != grades.query[:-1]])
-    rows = pgcopy.array_rows(
+    rows = array_rows(
         [(np.full(len(starts), pool_id), ">i8"), (grades.query[starts], ">i8")],
         [(grades.doc, ">i8"), (grades.grade, ">f8")],
         starts,

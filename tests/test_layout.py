@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ("models", "access", "services", "signals", "pgcopy", "scale", "lazy", "apps", "admin", "markup")
+CORE = ("models", "access", "services", "signals", "pgcopy", "scale", "apps", "admin", "markup")
 WINGS = ("judgments.rating", "judgments.exchange", "judgments.campaign")
 PURE = (
     "judgments/exchange/formats",

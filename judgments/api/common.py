@@ -13,7 +13,7 @@ from rest_framework import permissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange.formats import FormatError, Problem
+from judgments.problems import FormatError, Problem
 
 from .. import access, serializers
 

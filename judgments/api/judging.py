@@ -10,7 +10,7 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange.formats import Problem
+from judgments.problems import Problem
 from judgments.rating import grading
 
 from .. import access, serializers, services

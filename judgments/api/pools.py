@@ -11,10 +11,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange import exports
-from judgments.exchange.formats import FormatError, Problem
+from judgments.exchange.exports.catalog import POOL_EXPORTS, may_export
+from judgments.exchange.exports.stream import ExportError
 from judgments.exchange.imports.calls import import_call
 from judgments.exchange.imports.checks import dry_run
+from judgments.problems import FormatError, Problem
 
 from .. import access, serializers, services
 from ..models import Document, Query
@@ -51,10 +52,10 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         summary="Download an export of the pool (streamed)",
         description=(
             "kind: "
-            + ", ".join(f"`{k}` ({e.title}; {e.audience}s)" for k, e in exports.POOL_EXPORTS.items())
+            + ", ".join(f"`{k}` ({e.title}; {e.audience}s)" for k, e in POOL_EXPORTS.items())
             + ". Combined-grade exports follow the pool's combine rule (see the file name). Raters get 403."
         ),
-        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(exports.POOL_EXPORTS))],
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(POOL_EXPORTS))],
         responses={
             200: STREAM_200,
             400: PROBLEMS_400,
@@ -64,14 +65,14 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"], url_path=r"export/(?P<kind>[a-z-]+)")
     def export(self, request: Request, name: str, kind: str):
         pool = self.get_object()
-        export = exports.POOL_EXPORTS.get(kind)
+        export = POOL_EXPORTS.get(kind)
         if export is None:
             raise Http404(f"No export named {kind}")
-        if not exports.may_export(request.user, export):
+        if not may_export(request.user, export):
             raise PermissionDenied("This export is not available to your role.")
         try:
             return stream(export.make(pool), export.filename(pool), export.content_type)
-        except (exports.ExportError, ValueError) as exc:
+        except (ExportError, ValueError) as exc:
             return problems_response(str(exc), [Problem(0, "pool", str(exc))])
 
     @extend_schema(

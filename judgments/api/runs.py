@@ -10,9 +10,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange import exports
-from judgments.exchange.formats import FormatError, Problem
+from judgments.exchange.exports.catalog import may_export_run
+from judgments.exchange.exports.runs import run_chunks, run_filename
+from judgments.exchange.exports.stream import ExportError
 from judgments.exchange.imports import import_run
+from judgments.problems import FormatError, Problem
 
 from .. import access, serializers, services
 from ..models import Ranking, Run
@@ -100,7 +102,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     def _managed_run(self) -> Run:
         run = self.get_object()
-        if not exports.may_export_run(self.request.user, run):
+        if not may_export_run(self.request.user, run):
             raise PermissionDenied(
                 "Only the configuration's team (and admins) may read this run's rankings, unless the pool "
                 "shares rankings."
@@ -199,6 +201,6 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def trec(self, request: Request, pk=None):
         run = self._managed_run()
         try:
-            return stream(exports.run_chunks(run), exports.run_filename(run), "text/plain; charset=utf-8")
-        except exports.ExportError as exc:
+            return stream(run_chunks(run), run_filename(run), "text/plain; charset=utf-8")
+        except ExportError as exc:
             return problems_response(str(exc), [Problem(0, "run", str(exc))])

@@ -14,8 +14,8 @@ from rest_framework.response import Response
 from judgments import access
 from judgments.api import PROBLEMS_400, IsEngineer, _field_problems, _param, _truthy, problems_response
 from judgments.endpoints.engines import EndpointError
-from judgments.exchange.formats import Problem
 from judgments.models.capture import CaptureJob, SearchEndpoint
+from judgments.problems import Problem
 
 from . import serializers, services, tasks
 

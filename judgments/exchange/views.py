@@ -34,7 +34,11 @@ from rest_framework.authtoken.models import Token
 from judgments import access
 from judgments.models import Pool, Run, SearchConfiguration, Team, Upload
 
-from . import exports, uploads
+from . import uploads
+from .exports.catalog import POOL_EXPORTS, may_export, may_export_run
+from .exports.grades import combined_note, qrels_filename
+from .exports.runs import run_chunks, run_filename
+from .exports.stream import ExportError
 from .formats import MAX_PROBLEMS, Problem
 from .upload_import import import_upload
 
@@ -288,7 +292,7 @@ def _download(chunks, filename: str, content_type: str) -> StreamingHttpResponse
 def export_page(request: HttpRequest, pool: str) -> HttpResponse:
     found = _exchange_pool(request, pool)
     user = request.user
-    available = [e for e in exports.POOL_EXPORTS.values() if exports.may_export(user, e)]
+    available = [e for e in POOL_EXPORTS.values() if may_export(user, e)]
     shown = (  # whose runs the user may download: access.may_see_rankings
         access.configurations_for(user).filter(pool=found).select_related("team").order_by("name")
         if found.share_rankings
@@ -306,9 +310,9 @@ def export_page(request: HttpRequest, pool: str) -> HttpResponse:
             "pool": found,
             "pool_exports": [(e, e.filename(found)) for e in available if e.audience == access.ENGINEER],
             "judgment_exports": [(e, e.filename(found)) for e in available if e.audience == access.ADMIN],
-            "note": exports.combined_note(found),
-            "exact_note": exports.combined_note(found, "exact"),
-            "qrels_filename": exports.qrels_filename(found),
+            "note": combined_note(found),
+            "exact_note": combined_note(found, "exact"),
+            "qrels_filename": qrels_filename(found),
             "configurations": [(c, by_configuration.get(c.pk, [])) for c in configurations],
             "has_scores": Run.objects.filter(configuration__pool=found).exists(),
         },
@@ -317,14 +321,14 @@ def export_page(request: HttpRequest, pool: str) -> HttpResponse:
 
 def export_download(request: HttpRequest, pool: str, kind: str) -> HttpResponse:
     found = _exchange_pool(request, pool)
-    export = exports.POOL_EXPORTS.get(kind)
+    export = POOL_EXPORTS.get(kind)
     if export is None:
         raise Http404("No such export")
-    if not exports.may_export(request.user, export):
+    if not may_export(request.user, export):
         raise PermissionDenied
     try:
         return _download(export.make(found), export.filename(found), export.content_type)
-    except (exports.ExportError, ValueError) as exc:
+    except (ExportError, ValueError) as exc:
         messages.error(request, f"This export is not possible: {exc}")
         return redirect("exchange:export", found.name)
 
@@ -333,9 +337,9 @@ def run_download(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
         access.runs_for(request.user).select_related("configuration__pool", "configuration__team"), pk=run_id
     )
-    if not exports.may_export_run(request.user, run):
+    if not may_export_run(request.user, run):
         raise PermissionDenied
-    return _download(exports.run_chunks(run), exports.run_filename(run), "text/plain; charset=utf-8")
+    return _download(run_chunks(run), run_filename(run), "text/plain; charset=utf-8")
 
 
 # --- Configurations --------------------------------------------------------------------------------

@@ -33,10 +33,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from judgments import pgcopy
 from judgments import services as judgment_services
 from judgments.exchange.imports import file_rater_username, import_qrels, import_queries, import_run
 from judgments.models import Judgment, Pool, SearchConfiguration, Team
+from judgments.pgcopy.rows import read_columns, row_dtype, stream_rows
 from judgments.signals import grades_changed
 from scoring import cells, receivers, services
 
@@ -347,8 +347,8 @@ class Command(BaseCommand):
 
                 started = time.perf_counter()
                 rows = 0
-                dtype = pgcopy.row_dtype(("run", ">i8"), ("query", ">i8"), ("rank", ">i4"), ("doc", ">i8"))
-                for block in pgcopy.stream_rows(
+                dtype = row_dtype(("run", ">i8"), ("query", ">i8"), ("rank", ">i4"), ("doc", ">i8"))
+                for block in stream_rows(
                     cursor, f"SELECT run_id, query_id, rank, doc_id FROM {table}", None, dtype
                 ):
                     rows += len(block)
@@ -360,7 +360,7 @@ class Command(BaseCommand):
                     if not batch.rankings:
                         continue
                     where, params = batch.where(run_ids)
-                    pgcopy.read_columns(
+                    read_columns(
                         cursor,
                         "SELECT array_agg(run_id), array_agg(query_id),"
                         " array_agg(docs || array_fill(-1::bigint, ARRAY[%s - cardinality(docs)])) FROM"

@@ -1,4 +1,5 @@
-"""Problems and the field rules every format shares: Problem, FormatError, the parsers' skeleton (_Reader), id checks."""
+"""The field rules every format shares: the parsers' skeleton (_Reader), id checks; Problem and FormatError
+are the core's (judgments.problems), shared with the API and the capture wing."""
 
 from __future__ import annotations
 
@@ -6,13 +7,12 @@ import functools
 import gc
 import math
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any, Literal
 
+from judgments.problems import MAX_PROBLEMS, FormatError, Problem
 from judgments.scale import DISTRACTOR, GRADES
 
-MAX_PROBLEMS = 50
 MAX_ID_LENGTH = 200
 MAX_URL_LENGTH = 2000
 MAX_CSV_QUERY_LENGTH = 10_000
@@ -29,32 +29,6 @@ RaterCell = int | Literal["X"] | None
 
 # --------------------------------------------------------------------------------------------------
 # Problems
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    line: int  # 1-based line number; 0 = the file as a whole
-    field: str  # "grade", "docid", "score", "line", "encoding", "file", a JSON key, a CSV column...
-    message: str
-
-    def format(self, name: str) -> str:
-        where = f"{name}:{self.line}" if self.line else name
-        return f"{where}: {self.field}: {self.message}"
-
-
-class FormatError(Exception):
-    """A file had problems; ``problems`` lists them (at most MAX_PROBLEMS + 1), ``name`` is the file."""
-
-    def __init__(self, name: str, problems: Sequence[Problem]):
-        self.name = name
-        self.problems = list(problems)
-        super().__init__(name, self.problems)
-
-    def __str__(self) -> str:
-        return "\n".join(p.format(self.name) for p in self.problems)
-
-    def __reduce__(self):
-        return (type(self), (self.name, self.problems))
 
 
 class _Reader:

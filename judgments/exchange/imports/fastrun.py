@@ -31,6 +31,7 @@ from psycopg.copy import QueuedLibpqWriter
 from judgments import pgcopy, services
 from judgments.exchange.formats import MAX_ID_LENGTH
 from judgments.models import Run, SearchConfiguration
+from judgments.pgcopy.rows import array_rows
 from judgments.signals import run_submitted
 
 _ALLOWED = bytes(range(0x21, 0x7F)).replace(b"\\", b"") + b" \n"  # a backslash: the general path
@@ -472,4 +473,4 @@ def ranking_rows(run_pk: int, query_keys: np.ndarray, starts: np.ndarray, doc_ke
     """Binary COPY rows of judgments_ranking (run_id, query_id, doc_ids): row g is query_keys[g] with
     doc_keys[starts[g]:starts[g+1]]."""
     run = np.full(len(starts), run_pk, dtype=np.int64)
-    return pgcopy.array_rows([(run, ">i8"), (query_keys, ">i8")], [(doc_keys, ">i8")], starts)
+    return array_rows([(run, ">i8"), (query_keys, ">i8")], [(doc_keys, ">i8")], starts)

@@ -11,7 +11,7 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from judgments import services
-from judgments.exchange.exports import combined_grades
+from judgments.exchange.exports.grades import combined_grades
 from judgments.models import Document, Pair
 from judgments.rating import adjudication, queue
 
