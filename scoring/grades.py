@@ -78,7 +78,7 @@ def pool_grades(pool: Pool, query_ids: Iterable[int] | None = None) -> Grades:
     """Combined grades of `pool` (restricted to `query_ids` when given), by the pool's combine rule."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])
-        return _read_grades(cursor, pool.pk, pool.combine_rule, query_ids, pool.grade_source)
+        return read_grades(cursor, pool.pk, pool.combine_rule, query_ids, pool.grade_source)
 
 
 def model_raters(cursor) -> np.ndarray:
@@ -98,7 +98,7 @@ def counted(pair: np.ndarray, rater: np.ndarray, models: np.ndarray, source: str
     return human | ~np.isin(pair, pair[human])
 
 
-def _read_grades(
+def read_grades(
     cursor, pool_id: int, rule: str, query_ids: Iterable[int] | None, source: str = GradeSource.HUMANS
 ) -> Grades:
     models = model_raters(cursor) if source != GradeSource.ALL else np.zeros(0, np.int64)

@@ -36,7 +36,7 @@ from judgments.rating.display import grade_scale
 from judgments.scale import rounded_grade
 
 from . import metrics
-from .cells import _Batch, _read_rankings
+from .cells import Batch, read_rankings
 from .grades import NO_GRADE, Grades, combine_grades, model_raters
 
 FAR = 2  # grades apart: a pair worth an admin's look
@@ -270,7 +270,7 @@ def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
         return None
     queries = np.unique(humans.query)
     with connection.cursor() as cursor:
-        run_of, rank_query, docs = _read_rankings(cursor, [r.pk for r in runs], _Batch(), queries.tolist())
+        run_of, rank_query, docs = read_rankings(cursor, [r.pk for r in runs], Batch(), queries.tolist())
     order = np.argsort(rank_query, kind="stable")
     run_of, rank_query, docs = run_of[order], rank_query[order], docs[order]
     flavour = metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR]

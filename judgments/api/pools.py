@@ -25,14 +25,14 @@ from .common import (
     PROBLEMS_400,
     STREAM_200,
     IsAdminOrReadOnly,
-    _count,
-    _field_problems,
-    _param,
-    _truthy,
+    count_of,
+    field_problems,
     format_error_response,
     problems_response,
+    query_param,
     stream,
     too_large,
+    truthy,
 )
 
 
@@ -45,7 +45,7 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return access.pools_for(self.request.user).annotate(
-            n_queries=_count(Query, pool="pk"), n_documents=_count(Document, pool="pk")
+            n_queries=count_of(Query, pool="pk"), n_documents=count_of(Document, pool="pk")
         )
 
     @extend_schema(
@@ -143,12 +143,12 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
             raise PermissionDenied("Only admins import files into a pool.")
         form = serializers.ImportFileSerializer(data=request.data)
         if not form.is_valid():
-            return problems_response("Bad request.", _field_problems(form.errors))
+            return problems_response("Bad request.", field_problems(form.errors))
         upload = form.validated_data["file"]
         if (refused := too_large(upload)) is not None:
             return refused
         call = import_call(pool, kind, upload, upload.name, form.validated_data, request.user)
-        check_only = _truthy(_param(request, "dry_run"))
+        check_only = truthy(query_param(request, "dry_run"))
         try:
             summary = dry_run(call) if check_only else call()
         except FormatError as exc:
@@ -183,11 +183,11 @@ class QueryViewSet(
 
     def get_queryset(self):
         rows = Query.objects.filter(pool__in=access.pools_for(self.request.user)).select_related("pool")
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pool__name=pool)
-        if (external_id := _param(self.request, "external_id")) is not None:
+        if (external_id := query_param(self.request, "external_id")) is not None:
             rows = rows.filter(external_id=external_id)
-        if (search := _param(self.request, "search")) is not None:
+        if (search := query_param(self.request, "search")) is not None:
             rows = rows.filter(text__icontains=search)
         return rows.order_by("pool__name", "external_id")
 
@@ -217,10 +217,10 @@ class DocumentViewSet(
 
     def get_queryset(self):
         rows = Document.objects.filter(pool__in=access.pools_for(self.request.user)).select_related("pool")
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pool__name=pool)
-        if (external_id := _param(self.request, "external_id")) is not None:
+        if (external_id := query_param(self.request, "external_id")) is not None:
             rows = rows.filter(external_id=external_id)
-        if (has_content := _param(self.request, "has_content")) is not None:
-            rows = rows.with_content() if _truthy(has_content) else rows.without_content()
+        if (has_content := query_param(self.request, "has_content")) is not None:
+            rows = rows.with_content() if truthy(has_content) else rows.without_content()
         return rows.order_by("pool__name", "external_id")

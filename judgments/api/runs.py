@@ -23,14 +23,14 @@ from .common import (
     PROBLEMS_400,
     STREAM_200,
     IsEngineer,
-    _count,
-    _field_problems,
-    _param,
-    _truthy,
+    count_of,
+    field_problems,
     format_error_response,
     problems_response,
+    query_param,
     stream,
     too_large,
+    truthy,
 )
 
 # --- Configurations and runs ----------------------------------------------------------------------
@@ -50,9 +50,9 @@ class ConfigurationViewSet(viewsets.ModelViewSet):
         rows = serializers.annotate_configurations(
             access.configurations_for(self.request.user).select_related("pool", "team")
         )
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pool__name=pool)
-        if (team := _param(self.request, "team")) is not None:
+        if (team := query_param(self.request, "team")) is not None:
             rows = rows.filter(team__name=team)
         return rows.order_by("pool__name", "name")
 
@@ -90,13 +90,13 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         rows = (
             access.runs_for(self.request.user)
             .select_related("configuration__pool", "configuration__team", "submitted_by")
-            .annotate(n_rankings=_count(Ranking, run="pk"))
+            .annotate(n_rankings=count_of(Ranking, run="pk"))
         )
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(configuration__pool__name=pool)
-        if (configuration := _param(self.request, "configuration")) is not None:
+        if (configuration := query_param(self.request, "configuration")) is not None:
             rows = rows.filter(configuration_id=configuration) if configuration.isdigit() else rows.none()
-        if _truthy(_param(self.request, "current")):
+        if truthy(query_param(self.request, "current")):
             rows = rows.current()
         return rows.order_by("-id")
 
@@ -127,7 +127,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def create(self, request: Request, *args, **kwargs):
         form = serializers.RunSubmitSerializer(data=request.data, context=self.get_serializer_context())
         if not form.is_valid():
-            return problems_response("Bad run.", _field_problems(form.errors))
+            return problems_response("Bad run.", field_problems(form.errors))
         configuration = form.validated_data["configuration"]
         self._submit_allowed(configuration)
         try:
@@ -166,7 +166,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def upload(self, request: Request):
         form = serializers.RunUploadSerializer(data=request.data, context=self.get_serializer_context())
         if not form.is_valid():
-            return problems_response("Bad run upload.", _field_problems(form.errors))
+            return problems_response("Bad run upload.", field_problems(form.errors))
         configuration = form.validated_data["configuration"]
         self._submit_allowed(configuration)
         upload = form.validated_data["file"]

@@ -317,12 +317,12 @@ class Command(BaseCommand):
         )
         table = f"bench_entries_{self.pool.pk}"
         with connection.cursor() as cursor:
-            batches = cells._query_batches(cursor, run_ids, None)
+            batches = cells.query_batches(cursor, run_ids, None)
             started = time.perf_counter()
             entries = 0
             for batch in batches:
                 if batch.rankings:
-                    _, _, docs = cells._read_rankings(cursor, run_ids, batch, None)
+                    _, _, docs = cells.read_rankings(cursor, run_ids, batch, None)
                     entries += int((docs >= 0).sum())
                     del docs
             arrays = time.perf_counter() - started

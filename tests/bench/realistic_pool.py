@@ -212,7 +212,7 @@ def remember_grades(realistic: Realistic) -> None:
     pool = realistic.pool
     with transaction.atomic(), connection.cursor() as cursor:
         mark = grades.history_mark(cursor)
-        combined = grades._read_grades(cursor, pool.pk, pool.combine_rule, None, pool.grade_source)
+        combined = grades.read_grades(cursor, pool.pk, pool.combine_rule, None, pool.grade_source)
         grades.remember_grades(cursor, pool.pk, pool.combine_rule, pool.grade_source, combined, mark=mark)
 
 
