@@ -29,6 +29,7 @@ PURE = (
     "judgments/scale.py",
     "judgments/problems.py",
     "judgments/judge_prompts.py",
+    "judgments/outbound.py",
     "judgments/endpoints",
     "scoring/metrics.py",
     "scoring/udcg.py",

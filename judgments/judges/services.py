@@ -33,9 +33,10 @@ from django.utils import timezone
 
 from judgments import services
 from judgments.models import JudgeRun, Judgment, ModelJudge, Pair, Pool
+from judgments.outbound import RetryPolicy
 
 from .answers import parse_answer
-from .client import Budget, ChatClient, ConfigError, Endpoint, RetryPolicy
+from .client import Budget, ChatClient, ConfigError, Endpoint
 from .prompt import PairText, PromptTemplate, allowed_grades, build_messages, scale_entries, template_problems
 from .runner import CANT_JUDGE, GRADED, Job, Outcome, Summary, describe, judge_pairs
 
