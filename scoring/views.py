@@ -13,7 +13,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -480,9 +479,5 @@ def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
         if result.without_content:
             text += f" {result.without_content} queued pair(s) wait for their document's content."
         messages.success(request, text)
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        target = reverse("scoring:leaderboard", args=[configuration.pool.name])
-    return redirect(target)
+    back = reverse("scoring:leaderboard", args=[configuration.pool.name])
+    return redirect(access.safe_next(request, request.POST.get("next"), default=back))

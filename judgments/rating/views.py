@@ -14,7 +14,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
@@ -55,10 +54,6 @@ def _is_fragment(request: HttpRequest) -> bool:
 def _rating_pool(request: HttpRequest, pool: str) -> Pool:
     """A pool the user grades in (member and rater), or 404."""
     return access.get_pool_or_404(request.user, access.rating_pools_for, name=pool)
-
-
-def _admin_pool(request: HttpRequest, pool: str) -> Pool:
-    return access.get_pool_or_404(request.user, access.pools_for, name=pool)
 
 
 def _skip_key(pool: Pool) -> str:
@@ -185,13 +180,6 @@ def review_skipped(request: HttpRequest, pool: str) -> HttpResponse:
     return redirect("rating:grade", found.name)
 
 
-def _return_to(request: HttpRequest) -> str:
-    target = request.POST.get("return_to", "")
-    if target.startswith("/") and url_has_allowed_host_and_scheme(target, {request.get_host()}):
-        return target
-    return ""
-
-
 def _refusal(form: GradeForm, pool: Pool) -> str:
     """What was wrong with a grading post, for the page: nothing was saved."""
     if "grade" in form.errors:
@@ -251,7 +239,7 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         saved = "Saved as can't judge."
     else:
         saved = f"Saved {data['grade']} ({found.grade_label(data['grade'])})."
-    return_to = _return_to(request)
+    return_to = access.safe_next(request, request.POST.get("return_to"))
     if return_to:
         messages.success(request, f"{pair.query.external_id} / {pair.document.external_id}: {saved}")
         return redirect(return_to)
@@ -350,13 +338,13 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
 @require_GET
 def queue_page(request: HttpRequest, pool: str) -> HttpResponse:
     """Build the queue, pool per configuration, add pairs, and see what is open."""
-    return _queue_page(request, _admin_pool(request, pool))
+    return _queue_page(request, access.admin_pool_or_404(request, pool))
 
 
 @access.require(access.is_admin)
 @require_POST
 def queue_build(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     form = BuildQueueForm(request.POST)
     if not form.is_valid():
         return _queue_page(request, found, status=400, build_form=form)
@@ -370,7 +358,7 @@ def queue_build(request: HttpRequest, pool: str) -> HttpResponse:
 @access.require(access.is_admin)
 @require_POST
 def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     form = ConfigurationTopKForm(request.POST, pool=found)
     if not form.is_valid():
         return _queue_page(request, found, status=400, configuration_form=form)
@@ -389,7 +377,7 @@ def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
 @access.require(access.is_admin)
 @require_POST
 def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     form = AddPairForm(request.POST)
     if not form.is_valid():
         return _queue_page(request, found, status=400, add_form=form)
@@ -407,7 +395,7 @@ def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
 @access.require(access.is_admin)
 @require_POST
 def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     form = PairFileForm(request.POST, request.FILES)
     if not form.is_valid():
         return _queue_page(request, found, status=400, file_form=form)
@@ -426,7 +414,7 @@ def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
 @require_GET
 def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
     """Queued pairs whose document has no content: raters cannot be served them until it is imported."""
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     page = Paginator(queue.pairs_without_content(found), 100).get_page(request.GET.get("page"))
     return render(request, "rating/missing_content.html", {"pool": found, "page": page})
 
@@ -437,7 +425,7 @@ def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
 @access.require(access.is_admin)
 @require_GET
 def agreement(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     return render(
         request,
         "rating/agreement.html",
@@ -452,7 +440,7 @@ def agreement(request: HttpRequest, pool: str) -> HttpResponse:
 @access.require(access.is_admin)
 @require_GET
 def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     ids = adjudication.disagreement_ids(found)
     page = Paginator(ids, 25).get_page(request.GET.get("page"))
     return render(
@@ -474,7 +462,7 @@ def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
 @require_POST
 def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
     """Set (or clear) an admin's final grade; scoring uses it instead of the raters' combined grade."""
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
     form = FinalGradeForm(request.POST, pool=found)
     if not form.is_valid():
