@@ -113,7 +113,7 @@ def _run_context(judge: ModelJudge, run: JudgeRun | None) -> dict:
         "judge": judge,
         "pool": judge.pool,
         "run": run,
-        "stale": run is not None and services.is_stale(run),
+        "stale": run is not None and run.stale,
     }
 
 

@@ -7,6 +7,7 @@ runs       search configurations, runs and their rankings
 capture    search endpoints (one row per version) and capture jobs; secret_fields encrypts their secrets
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
+jobs       the rule for a background job whose process died (captures, judging runs)
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
 a ranking, ids without whitespace) are database constraints, so no code path can get around them.

@@ -24,6 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..endpoints.engines import AUTH_KINDS, KINDS, EndpointSpec
+from .jobs import StaleRule
 from .secret_fields import EncryptedTextField, SecretHeadersField
 
 MAX_DEPTH = 10_000  # Elasticsearch's index.max_result_window
@@ -130,8 +131,11 @@ class SearchEndpoint(models.Model):
         return {name: getattr(self, name) for name in (*SPEC_FIELDS, "depth")}
 
 
-class CaptureJob(models.Model):
-    """One capture of a configuration's endpoint: its progress while it runs, then its outcome."""
+class CaptureJob(StaleRule, models.Model):
+    """One capture of a configuration's endpoint: its progress while it runs, then its outcome. A stale
+    one (`StaleRule`: its process died) stored nothing."""
+
+    STALE_AFTER = STALE_AFTER
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -191,11 +195,6 @@ class CaptureJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
-
-    @property
-    def stale(self) -> bool:
-        """Running, but silent for STALE_AFTER: its process died (killed, crashed); nothing was stored."""
-        return self.status == self.Status.RUNNING and timezone.now() - self.updated_at > STALE_AFTER
 
     @property
     def active(self) -> bool:
