@@ -472,12 +472,6 @@ def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
     except queue.QueueError as error:
         messages.error(request, str(error))
     else:
-        text = (
-            f"{configuration.name}, top {k}: {result.newly_queued} pair(s) newly queued for rating, "
-            f"{result.already_queued} already queued, {result.complete} already graded."
-        )
-        if result.without_content:
-            text += f" {result.without_content} queued pair(s) wait for their document's content."
-        messages.success(request, text)
+        messages.success(request, result.message(f"{configuration.name}, top {k}: "))
     back = reverse("scoring:leaderboard", args=[configuration.pool.name])
     return redirect(access.safe_next(request, request.POST.get("next"), default=back))

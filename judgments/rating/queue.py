@@ -75,6 +75,17 @@ class QueueResult:
     def queued(self) -> int:
         return self.newly_queued + self.already_queued
 
+    def message(self, subject: str = "", of: str = "") -> str:
+        """What the call did, for the page that asked (the one "n newly queued" message): `subject` says
+        what was queued ("bm25, top 10: "), `of` whose pairs (" of q1")."""
+        text = (
+            f"{subject}{self.newly_queued} pair(s){of} newly queued for rating, "
+            f"{self.already_queued} already queued, {self.complete} already graded."
+        )
+        if self.without_content:
+            text += f" {self.without_content} queued pair(s) wait for their document's content."
+        return text
+
 
 def _check_depth(k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_DEPTH:

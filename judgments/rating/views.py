@@ -295,15 +295,6 @@ def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
 # --- Admin: the queue ---------------------------------------------------------------------------------
 
 
-def _describe(result: queue.QueueResult) -> str:
-    text = f"Queued {result.newly_queued} new pair(s); {result.already_queued} were in the queue already"
-    if result.complete:
-        text += f"; {result.complete} have their grades and were left out"
-    if result.without_content:
-        text += f"; {result.without_content} wait for their document's content"
-    return text + "."
-
-
 def _coverage_depth(request: HttpRequest) -> int:
     try:
         k = int(request.GET.get("k", queue.DEFAULT_DEPTH))
@@ -350,7 +341,7 @@ def queue_build(request: HttpRequest, pool: str) -> HttpResponse:
         return _queue_page(request, found, status=400, build_form=form)
     result = queue.build_queue(found, form.cleaned_data["k"])
     messages.success(
-        request, f"Pooled the top {form.cleaned_data['k']} of every current run. {_describe(result)}"
+        request, f"Pooled the top {form.cleaned_data['k']} of every current run. {result.message()}"
     )
     return redirect("rating:queue", found.name)
 
@@ -369,7 +360,7 @@ def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
         messages.error(request, str(error))
     else:
         messages.success(
-            request, f"Sent the unjudged top {k} of {configuration.name} to the raters. {_describe(result)}"
+            request, f"Sent the unjudged top {k} of {configuration.name} to the raters. {result.message()}"
         )
     return redirect("rating:queue", found.name)
 
@@ -388,7 +379,7 @@ def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
         return _queue_page(
             request, found, status=400, add_form=form, problems=error.problems or [(0, str(error))]
         )
-    messages.success(request, _describe(result))
+    messages.success(request, result.message())
     return redirect("rating:queue", found.name)
 
 
@@ -406,7 +397,7 @@ def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
     except queue.QueueError as error:
         messages.error(request, str(error))
         return _queue_page(request, found, status=400, file_form=form, problems=error.problems)
-    messages.success(request, f"{form.cleaned_data['file'].name}: {_describe(result)}")
+    messages.success(request, f"{form.cleaned_data['file'].name}: {result.message()}")
     return redirect("rating:queue", found.name)
 
 
