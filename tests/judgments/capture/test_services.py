@@ -238,7 +238,7 @@ def test_a_crash_closes_the_job_stores_nothing_and_logs_no_secret(
     def broken(*args, **kwargs):
         raise RuntimeError(f"disk full while storing {engine.search_url}?api_key=k-SECRET-1")
 
-    monkeypatch.setattr(services.storing.RunWriter, "store", broken)
+    monkeypatch.setattr(services.run_staging.RunWriter, "store", broken)
     job = capture(live_configuration)
     assert job.status == Status.FAILED and "crashed (RuntimeError: disk full" in job.message
     assert not Run.objects.exists()
