@@ -17,7 +17,7 @@ UPLOAD_CHILD_MB  uploads larger than this are imported by a child process of the
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
 STATIC_ROOT      where collectstatic writes (default staticfiles/ in the checkout).
 SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS, SECURE_HSTS_INCLUDE_SUBDOMAINS, SECURE_HSTS_PRELOAD,
-SECURE_COOKIES   TLS settings when DEBUG is off (see the README's Production section).
+SECURE_COOKIES   TLS settings when DEBUG is off (see docs/operations.md).
 LOGIN_FAILURE_LIMIT, LOGIN_COOLOFF_MINUTES, TRUSTED_PROXIES
                  login throttling (django-axes): failed logins per account and per address before a
                  lockout (default 10), its length (default 15), proxies in front that set X-Forwarded-For.

@@ -104,7 +104,7 @@ class Ranking(models.Model):
     """One query's ranked documents in one run: one row with an array of document keys.
 
     One row per (run, query) rather than per ranked entry: 25 million entries are 250,000 rows,
-    which read back ~20x faster than 25 million rows (see bench/ and README).
+    which read back ~20x faster than 25 million rows (see docs/performance.md).
     """
 
     run = models.ForeignKey(
