@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -374,9 +374,3 @@ def pairs_without_content(pool: Pool) -> QuerySet:
         .select_related("query", "document")
         .order_by("-priority", "query__external_id", "document__external_id")
     )
-
-
-def open_to(rater, pool: Pool, now: datetime | None = None) -> QuerySet:
-    """Pairs that `rater` could be served now or later (ignoring holds): the rater's remaining work."""
-    mine = Judgment.objects.filter(pair=OuterRef("pk"), rater=rater)
-    return open_pairs(pool).exclude(document__title="", document__body="").exclude(Exists(mine))
