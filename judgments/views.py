@@ -35,8 +35,8 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "judgments/home.html", {"rows": rows})
 
 
-def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+def pool_detail(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.pools_for, name=pool_name)
     pairs = Pair.objects.in_pool(found)
     stats = {
         "queries": Query.objects.filter(pool=found).count(),
@@ -61,8 +61,8 @@ def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
 # --- Configurations and runs (engineers of the pool, admins) -------------------------------------
 
 
-def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+def configuration_list(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     configurations = (
         access.configurations_for(request.user)
         .filter(pool=found)

@@ -14,9 +14,9 @@ from .tasks import recompute_pool
 
 @require_POST
 @require(is_admin)
-def recompute(request: HttpRequest, pool: str) -> HttpResponse:
+def recompute(request: HttpRequest, pool_name: str) -> HttpResponse:
     """POST, admins only: enqueue a full recompute of the pool and go back where the button was."""
-    found = get_pool_or_404(request.user, pools_for, name=pool)
+    found = get_pool_or_404(request.user, pools_for, name=pool_name)
     recompute_pool.enqueue(found.pk)
     messages.success(
         request,

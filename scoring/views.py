@@ -33,9 +33,9 @@ DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
 # --- Helpers ---------------------------------------------------------------------------------------
 
 
-def scored_pool_or_404(request: HttpRequest, pool: str) -> Pool:
+def scored_pool_or_404(request: HttpRequest, pool_name: str) -> Pool:
     """The pool if the user may see its scores (engineers of the pool, admins), else 404."""
-    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
 
 
 def configuration_or_404(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
@@ -146,8 +146,8 @@ def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
     return display
 
 
-def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool)
+def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = scored_pool_or_404(request, pool_name)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
@@ -205,8 +205,8 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
     return mark_safe(svg), table  # noqa: S308 (charts escape every text they draw)
 
 
-def compare(request: HttpRequest, pool: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool)
+def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)
@@ -357,9 +357,9 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
     return render(request, "scoring/compare_matrix.html", context)
 
 
-def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
+def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
     """One query: the two configurations' rankings side by side, with grades and stored scores."""
-    found = scored_pool_or_404(request, pool)
+    found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     if len(selected) != 2:
         raise Http404("Pick two configurations (?c=A&c=B).")

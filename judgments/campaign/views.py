@@ -53,8 +53,8 @@ def pool_new(request: HttpRequest) -> HttpResponse:
 
 
 @admin_only
-def pool_edit(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.admin_pool_or_404(request, pool)
+def pool_edit(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = PoolForm(request.POST or None, instance=found)
     preview = None
     if request.method == "POST" and "preview" in request.POST:

@@ -70,10 +70,10 @@ def _may_import(user, kind: str) -> bool:
     return access.is_admin(user) or (audience == access.ENGINEER and access.is_engineer(user))
 
 
-def _exchange_pool(request: HttpRequest, pool: str) -> Pool:
+def _exchange_pool(request: HttpRequest, pool_name: str) -> Pool:
     """The pool, for import and export pages: 404 unless the user sees it, 403 for raters and users
     without a role (they see the pool but move no file in or out)."""
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+    found = access.get_pool_or_404(request.user, access.pools_for, name=pool_name)
     if not access.is_engineer(request.user):
         raise PermissionDenied
     return found
@@ -133,8 +133,8 @@ class UploadForm(forms.Form):
         return data
 
 
-def import_start(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def import_start(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     length = int(request.META.get("CONTENT_LENGTH") or 0)
     if request.method == "POST" and length > settings.UPLOAD_MAX_BYTES + 64 * 1024:
         # Refuse before Django reads the body into temporary files.
@@ -217,8 +217,8 @@ def _checked_key(upload: Upload) -> str:
     return f"exchange-upload-{upload.pk}-summary"
 
 
-def import_preview(request: HttpRequest, pool: str, upload_id: int) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def import_preview(request: HttpRequest, pool_name: str, upload_id: int) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     upload = get_object_or_404(Upload, pk=upload_id, pool=found, uploaded_by=request.user)
     if request.method == "POST":
         request.session.pop(_checked_key(upload), None)
@@ -273,8 +273,8 @@ def _render_preview(
 
 
 @require_POST
-def import_cancel(request: HttpRequest, pool: str, upload_id: int) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def import_cancel(request: HttpRequest, pool_name: str, upload_id: int) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     Upload.objects.filter(pk=upload_id, pool=found, uploaded_by=request.user).delete()
     messages.info(request, "The upload was discarded.")
     return redirect("exchange:import", found.name)
@@ -289,8 +289,8 @@ def _download(chunks, filename: str, content_type: str) -> StreamingHttpResponse
     return response
 
 
-def export_page(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def export_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     user = request.user
     available = [e for e in POOL_EXPORTS.values() if may_export(user, e)]
     shown = (  # whose runs the user may download: access.may_see_rankings
@@ -319,8 +319,8 @@ def export_page(request: HttpRequest, pool: str) -> HttpResponse:
     )
 
 
-def export_download(request: HttpRequest, pool: str, kind: str) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def export_download(request: HttpRequest, pool_name: str, kind: str) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     export = POOL_EXPORTS.get(kind)
     if export is None:
         raise Http404("No such export")
@@ -386,8 +386,8 @@ class ConfigurationForm(forms.ModelForm):
         return value
 
 
-def configuration_new(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+def configuration_new(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     user = request.user
     if not (access.is_admin(user) or Team.objects.filter(members=user).exists()):
         raise PermissionDenied

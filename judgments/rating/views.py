@@ -51,9 +51,9 @@ def _is_fragment(request: HttpRequest) -> bool:
 # --- Access ------------------------------------------------------------------------------------------
 
 
-def _rating_pool(request: HttpRequest, pool: str) -> Pool:
+def _rating_pool(request: HttpRequest, pool_name: str) -> Pool:
     """A pool the user grades in (member and rater), or 404."""
-    return access.get_pool_or_404(request.user, access.rating_pools_for, name=pool)
+    return access.get_pool_or_404(request.user, access.rating_pools_for, name=pool_name)
 
 
 def _skip_key(pool: Pool) -> str:
@@ -164,18 +164,18 @@ def _next(
 
 @access.require(access.is_rater)
 @require_GET
-def grade_next(request: HttpRequest, pool: str) -> HttpResponse:
+def grade_next(request: HttpRequest, pool_name: str) -> HttpResponse:
     """The pair the rater should grade next (held for them for a few minutes), or "all done"."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     pair = grading.next_pair_for(request.user, found, skip=_skipped(request, found))
     return _render_grading(request, found, pair, url=request.path)
 
 
 @access.require(access.is_rater)
 @require_POST
-def review_skipped(request: HttpRequest, pool: str) -> HttpResponse:
+def review_skipped(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Serve the pairs the rater skipped again."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     request.session.pop(_skip_key(found), None)
     return redirect("rating:grade", found.name)
 
@@ -195,9 +195,9 @@ def _refusal(form: GradeForm, pool: Pool) -> str:
 
 @access.require(access.is_rater)
 @require_http_methods(["GET", "POST"])
-def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
+def grade_pair(request: HttpRequest, pool_name: str, pair_id: int) -> HttpResponse:
     """GET: a pair the rater judged (to change it) or holds. POST: grade, skip or can't judge it."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
     if request.method == "GET":
         if not grading.may_view(pair, request.user):
@@ -253,9 +253,9 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
 
 @access.require(access.is_rater)
 @require_GET
-def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
+def my_judgments(request: HttpRequest, pool_name: str) -> HttpResponse:
     """The rater's own judgments in the pool, newest first, filterable by query and grade; each changeable."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     mine = (
         Judgment.objects.filter(pair__pool=found, rater=request.user)
         .select_related("pair__query", "pair__document")
@@ -327,15 +327,15 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
 
 @access.require(access.is_admin)
 @require_GET
-def queue_page(request: HttpRequest, pool: str) -> HttpResponse:
+def queue_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Build the queue, pool per configuration, add pairs, and see what is open."""
-    return _queue_page(request, access.admin_pool_or_404(request, pool))
+    return _queue_page(request, access.admin_pool_or_404(request, pool_name))
 
 
 @access.require(access.is_admin)
 @require_POST
-def queue_build(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.admin_pool_or_404(request, pool)
+def queue_build(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = BuildQueueForm(request.POST)
     if not form.is_valid():
         return _queue_page(request, found, status=400, build_form=form)
@@ -348,8 +348,8 @@ def queue_build(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.admin_pool_or_404(request, pool)
+def queue_configuration(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = ConfigurationTopKForm(request.POST, pool=found)
     if not form.is_valid():
         return _queue_page(request, found, status=400, configuration_form=form)
@@ -367,8 +367,8 @@ def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.admin_pool_or_404(request, pool)
+def queue_add(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = AddPairForm(request.POST)
     if not form.is_valid():
         return _queue_page(request, found, status=400, add_form=form)
@@ -385,8 +385,8 @@ def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.admin_pool_or_404(request, pool)
+def queue_upload(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = PairFileForm(request.POST, request.FILES)
     if not form.is_valid():
         return _queue_page(request, found, status=400, file_form=form)
@@ -403,9 +403,9 @@ def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_GET
-def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
+def missing_content(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Queued pairs whose document has no content: raters cannot be served them until it is imported."""
-    found = access.admin_pool_or_404(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     page = Paginator(queue.pairs_without_content(found), 100).get_page(request.GET.get("page"))
     return render(request, "rating/missing_content.html", {"pool": found, "page": page})
 
@@ -415,8 +415,8 @@ def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_GET
-def agreement(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.admin_pool_or_404(request, pool)
+def agreement(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     return render(
         request,
         "rating/agreement.html",
@@ -430,8 +430,8 @@ def agreement(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_GET
-def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.admin_pool_or_404(request, pool)
+def disagreements(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     ids = adjudication.disagreement_ids(found)
     page = Paginator(ids, 25).get_page(request.GET.get("page"))
     return render(
@@ -451,9 +451,9 @@ def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
+def final_grade(request: HttpRequest, pool_name: str, pair_id: int) -> HttpResponse:
     """Set (or clear) an admin's final grade; scoring uses it instead of the raters' combined grade."""
-    found = access.admin_pool_or_404(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
     form = FinalGradeForm(request.POST, pool=found)
     if not form.is_valid():
