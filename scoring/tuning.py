@@ -16,7 +16,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from judgments.capture import services as capture
-from judgments.capture.engines import EXPLAINS, EndpointError, EndpointSpec
+from judgments.endpoints.engines import EXPLAINS, EndpointError, EndpointSpec
 from judgments.models import SearchConfiguration
 
 from . import metrics

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from .models import SearchEndpoint
+from judgments.models.capture import SearchEndpoint
 
 FIELDS = (
     ("kind", "Kind"),

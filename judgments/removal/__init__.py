@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from judgments.capture.models import CaptureJob
 from judgments.models import (
     Document,
     Judgment,
@@ -35,6 +34,7 @@ from judgments.models import (
     Run,
     SearchConfiguration,
 )
+from judgments.models.capture import CaptureJob
 from judgments.models.judges import JudgeRun
 
 DELETE, ARCHIVE, REFUSE = "delete", "archive", "refuse"

@@ -10,10 +10,10 @@ from django.urls import reverse
 
 from judgments import removal
 from judgments import services as judgment_services
-from judgments.capture.models import CaptureJob
 from judgments.capture.services import set_endpoint
 from judgments.judges.services import create_or_update_judge
 from judgments.models import Judgment, ModelJudge, Pair, Pool, Query, Ranking, Run, SearchConfiguration
+from judgments.models.capture import CaptureJob
 from scoring.exports import score_lines
 from scoring.models import CellScore
 from scoring.services import rescore_pool

@@ -9,7 +9,7 @@ from django.urls import reverse
 from werkzeug import Response
 
 from judgments.capture import services
-from judgments.capture.engines import ES_DEFAULT_TEMPLATE
+from judgments.endpoints.engines import ES_DEFAULT_TEMPLATE
 from judgments.models import Document
 from tests.conftest import login
 from tests.judgments.capture.conftest import engine_ranking, es_answer, solr_answer

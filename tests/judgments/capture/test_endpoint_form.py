@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 
 from judgments.capture import services
-from judgments.capture.engines import ES_DEFAULT_TEMPLATE, SOLR_DEFAULT_TEMPLATE
-from judgments.capture.models import SearchEndpoint
+from judgments.endpoints.engines import ES_DEFAULT_TEMPLATE, SOLR_DEFAULT_TEMPLATE
 from judgments.models import SearchConfiguration
+from judgments.models.capture import SearchEndpoint
 from tests.conftest import login
 
 from .conftest import engine_ranking, es_error, json_response, solr_answer
