@@ -175,3 +175,23 @@ def test_history_diff_shows_what_changed_without_secrets_and_restore_makes_a_new
     )
     assert "Nothing restored: bm25 has no endpoint version 99." in response.content.decode()
     assert live_configuration.endpoints.count() == 4
+
+
+def test_an_endpoint_that_hangs_up_names_the_phase(client, engineer, live_configuration):
+    import threading
+
+    with socket.socket() as server:  # accepts, reads nothing, closes: the answer never comes
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+
+        def hang_up():
+            connection, _ = server.accept()
+            connection.close()
+
+        threading.Thread(target=hang_up, daemon=True).start()
+        login(client, engineer)
+        url = reverse("capture:endpoint-edit", args=[live_configuration.pk])
+        html = client.post(url, form_data(f"http://127.0.0.1:{port}/s", action="test")).content.decode()
+    assert '<span id="test-error">the connection broke while waiting for the answer: ' in html
+    assert SearchEndpoint.objects.count() == 1
