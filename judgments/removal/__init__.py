@@ -128,7 +128,7 @@ def plan_run(run: Run) -> Plan:
 
 def plan_pool(pool: Pool) -> Plan:
     plan = Plan(pool, f"pool {pool.name}")
-    grades = Judgment.objects.filter(pair__pool=pool).count()
+    grades = Judgment.objects.in_pool(pool).count()
     runs = Run.objects.filter(configuration__pool=pool).count()
     if grades:
         plan.keeps.append(_n(grades, "grade"))
@@ -136,6 +136,8 @@ def plan_pool(pool: Pool) -> Plan:
         plan.keeps.append(_n(runs, "run"))
     configurations = pool.configurations.all()
     plan.blocks += _active_captures(configurations) + _active_judge_runs(pool.judges.all())
+    if plan.keeps:  # archived, never deleted: no need to count a big pool's rows
+        return plan
     plan.goes += [
         _n(Query.objects.filter(pool=pool).count(), "query", "queries"),
         _n(Document.objects.filter(pool=pool).count(), "document"),
