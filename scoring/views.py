@@ -38,18 +38,6 @@ def scored_pool_or_404(request: HttpRequest, pool_name: str) -> Pool:
     return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
 
 
-def configuration_or_404(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
-    found = (
-        access.configurations_for(request.user)
-        .select_related("pool", "team")
-        .filter(pk=configuration_id)
-        .first()
-    )
-    if found is None:
-        raise Http404("No such configuration")
-    return found
-
-
 def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
     """The configurations named by ?c=...&c=... in that order (duplicates dropped); 404 for an unknown name."""
     names = list(dict.fromkeys(name for name in request.GET.getlist("c") if name))
@@ -420,7 +408,7 @@ def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
 
 
 def configuration_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = configuration_or_404(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     points = comparison.configuration_history(configuration, flavour)
     metrics = comparison.LEADERBOARD_METRICS
@@ -460,7 +448,7 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
 def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Queue the unjudged documents of the configuration's current top k for rating (admins, and the
     pool's engineers where the pool allows it)."""
-    configuration = configuration_or_404(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     if not access.may_queue(request.user, configuration.pool):
         raise PermissionDenied
     try:
