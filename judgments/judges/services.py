@@ -37,7 +37,7 @@ from judgments.outbound import RetryPolicy
 
 from .answers import parse_answer
 from .client import Budget, ChatClient, ConfigError, Endpoint
-from .prompt import PairText, PromptTemplate, allowed_grades, build_messages, scale_entries, template_problems
+from .prompt import PairText, PromptTemplate, build_messages, scale_entries, template_problems
 from .runner import CANT_JUDGE, GRADED, Job, Outcome, Summary, describe, judge_pairs
 
 FLUSH_EVERY = 25  # answers stored per transaction at most
@@ -361,7 +361,7 @@ def judge_pool(
             summary = judge_pairs(
                 client,
                 recorder.jobs(ids),
-                parse=functools.partial(parse_answer, allowed=allowed_grades(distractor), labels=labels),
+                parse=functools.partial(parse_answer, allowed=frozenset(judge.pool.grades), labels=labels),
                 concurrency=concurrency or judge.concurrency,
                 budget=Budget(max_calls, max_tokens),
                 cancel=_AnyOf(stop, cancel),
