@@ -6,6 +6,7 @@ pairs      the pairs raters grade, judgments and their history, adjudication req
 runs       search configurations, runs and their rankings (and the capture wing's models)
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
+evidence   the human sample for prediction-powered estimates, and judges' probe answers
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
 a ranking, ids without whitespace) are database constraints, so no code path can get around them.
@@ -13,6 +14,7 @@ a ranking, ids without whitespace) are database constraints, so no code path can
 
 from ..scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL
 from .documents import Document, DocumentQuerySet, Query
+from .evidence import HumanSample, ProbeAnswer, ProbeKind, SampledQuery
 from .judges import (
     JudgeRun,
     ModelJudge,
@@ -62,6 +64,7 @@ __all__ = [
     "DocumentQuerySet",
     "Grade",
     "GradeSource",
+    "HumanSample",
     "JudgeRun",
     "Judgment",
     "JudgmentChange",
@@ -70,10 +73,13 @@ __all__ = [
     "ModelJudgeQuerySet",
     "Pair",
     "PairQuerySet",
+    "ProbeAnswer",
+    "ProbeKind",
     "Pool",
     "Query",
     "QueueAccess",
     "Ranking",
+    "SampledQuery",
     "Run",
     "RunQuerySet",
     "SearchConfiguration",

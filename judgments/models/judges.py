@@ -109,6 +109,7 @@ class JudgeRun(models.Model):
         QUEUED = "queued", "Pairs waiting in the raters' queue"
         ALL = "all", "Every pair of the pool"
         HUMAN_GRADED = "human-graded", "Pairs human raters graded (to measure the judge)"
+        PROBES = "probes", "Gullibility probes (altered copies of human-graded pairs; no grade stored)"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
