@@ -34,7 +34,7 @@ from django.utils import timezone
 from judgments import services
 from judgments.models import JudgeRun, Judgment, ModelJudge, Pair, Pool
 
-from .answers import parse_answer
+from .answers import Verdict, parse_answer
 from .client import Budget, ChatClient, ConfigError, Endpoint, RetryPolicy
 from .prompt import PairText, PromptTemplate, allowed_grades, build_messages, scale_entries, template_problems
 from .runner import CANT_JUDGE, GRADED, Job, Outcome, Summary, describe, judge_pairs
@@ -194,21 +194,45 @@ def distractors_enabled(pool: Pool) -> bool:
     return pool.distractors_enabled
 
 
+def pair_text(pair: Pair) -> PairText:
+    """What a judge reads about `pair` (query and document loaded)."""
+    return PairText(
+        query=pair.query.text or pair.query.external_id,
+        information_need=pair.query.information_need,
+        title=pair.document.title,
+        body=pair.document.body,
+    )
+
+
 def pair_messages(judge: ModelJudge, pair: Pair) -> list[dict]:
     """The chat messages asking `judge` about `pair` (query and document loaded)."""
+    return text_messages(judge, pair_text(pair))
+
+
+def text_messages(judge: ModelJudge, text: PairText) -> list[dict]:
+    """The chat messages asking `judge` about a pair's text (possibly altered: judges.probes)."""
     pool = judge.pool
     return build_messages(
-        PairText(
-            query=pair.query.text or pair.query.external_id,
-            information_need=pair.query.information_need,
-            title=pair.document.title,
-            body=pair.document.body,
-        ),
+        text,
         template=PromptTemplate(judge.prompt_system, judge.prompt_user),
         guidelines=pool.guidelines,
         grade_scale=pool.grade_scale,
         distractor=distractors_enabled(pool),
         max_body_chars=judge.max_body_chars,
+    )
+
+
+def answer_reader(pool: Pool) -> Callable[[str], Verdict]:
+    """Reads a judge's answer with the pool's allowed grades and their labels."""
+    distractor = distractors_enabled(pool)
+    labels = {e["grade"]: e["label"] for e in scale_entries(pool.grade_scale, distractor)}
+    return functools.partial(parse_answer, allowed=allowed_grades(distractor), labels=labels)
+
+
+def new_client(judge: ModelJudge, *, concurrency: int | None = None, environ=None) -> ChatClient:
+    """The judge's HTTP client (ConfigError when it cannot work, e.g. no key in its variable)."""
+    return ChatClient(
+        endpoint_for(judge), retry=RETRY, environ=environ, max_connections=concurrency or judge.concurrency
     )
 
 
@@ -222,7 +246,7 @@ class _AnyOf:
         return any(e.is_set() for e in self.events)
 
 
-_END_STATUS = {
+END_STATUS = {
     "": JudgeRun.Status.FINISHED,
     "budget": JudgeRun.Status.BUDGET,
     "cancelled": JudgeRun.Status.CANCELLED,
@@ -342,26 +366,19 @@ def judge_pool(
     own_client = client is None
     try:
         try:
-            client = client or ChatClient(
-                endpoint_for(judge),
-                retry=RETRY,
-                environ=environ,
-                max_connections=concurrency or judge.concurrency,
-            )
+            client = client or new_client(judge, concurrency=concurrency, environ=environ)
         except ConfigError as error:
-            return _end(run, JudgeRun.Status.FAILED, str(error))
+            return end_run(run, JudgeRun.Status.FAILED, str(error))
         ids = select_pairs(judge, selection, limit)
         run.total = len(ids)
         run.save(update_fields=["total", "updated_at"])
         stop = threading.Event()
         recorder = _Recorder(judge, run, started_by, progress, stop)
-        distractor = distractors_enabled(judge.pool)
-        labels = {e["grade"]: e["label"] for e in scale_entries(judge.pool.grade_scale, distractor)}
         try:
             summary = judge_pairs(
                 client,
                 recorder.jobs(ids),
-                parse=functools.partial(parse_answer, allowed=allowed_grades(distractor), labels=labels),
+                parse=answer_reader(judge.pool),
                 concurrency=concurrency or judge.concurrency,
                 budget=Budget(max_calls, max_tokens),
                 cancel=_AnyOf(stop, cancel),
@@ -374,19 +391,19 @@ def judge_pool(
         recorder._count(summary)
         if summary.stopped == "cancelled" and not (cancel is not None and cancel.is_set()):
             summary.message = "Cancelled from the judge's page."
-        return _end(run, _END_STATUS[summary.stopped], describe(summary))
+        return end_run(run, END_STATUS[summary.stopped], describe(summary))
     except KeyboardInterrupt:
-        _end(run, JudgeRun.Status.CANCELLED, "Interrupted; the answers that arrived are stored.")
+        end_run(run, JudgeRun.Status.CANCELLED, "Interrupted; the answers that arrived are stored.")
         raise
     except Exception as error:
-        _end(run, JudgeRun.Status.FAILED, f"{type(error).__name__}: {error}"[:2000])
+        end_run(run, JudgeRun.Status.FAILED, f"{type(error).__name__}: {error}"[:2000])
         raise
     finally:
         if own_client and client is not None:
             client.close()
 
 
-def _end(run: JudgeRun, status: str, message: str) -> JudgeRun:
+def end_run(run: JudgeRun, status: str, message: str) -> JudgeRun:
     run.status, run.message, run.finished_at = status, message, timezone.now()
     run.save()
     return run
@@ -412,10 +429,10 @@ def active_run(judge: ModelJudge) -> JudgeRun | None:
 def cancel_run(run: JudgeRun) -> str:
     """Stop a run: a queued (or stale) one at once, a running one at its next answer. Says what it did."""
     if is_stale(run):
-        _end(run, JudgeRun.Status.CANCELLED, "Marked stopped: no news from it for a long time.")
+        end_run(run, JudgeRun.Status.CANCELLED, "Marked stopped: no news from it for a long time.")
         return "The run is marked stopped."
     if run.status == JudgeRun.Status.QUEUED:
-        _end(run, JudgeRun.Status.CANCELLED, "Cancelled before it started.")
+        end_run(run, JudgeRun.Status.CANCELLED, "Cancelled before it started.")
         return "The run is cancelled."
     if run.status == JudgeRun.Status.RUNNING:
         JudgeRun.objects.filter(pk=run.pk).update(cancel_requested=True)
