@@ -53,7 +53,10 @@ def test_alterations_and_rules():
     stuffed = probes.stuffed(pair)
     assert stuffed.title == "red shoes Boots" and stuffed.body.count("red shoes") == 3
     assert probes.INJECTION in probes.injected(pair).body
-    messages = [{"role": "system", "content": "x"}, {"role": "user", "content": probes._DEFAULT_OPENING + " y"}]
+    messages = [
+        {"role": "system", "content": "x"},
+        {"role": "user", "content": probes.DEFAULT_OPENING + " y"},
+    ]
     reworded = probes.paraphrased(messages)
     assert reworded[0]["content"] == probes.PARAPHRASED_SYSTEM and reworded[1]["content"].endswith(" y")
     assert probes.passed("stuffing", 1, 1) and not probes.passed("stuffing", 1, 2)
