@@ -30,6 +30,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from judgments import access
+from judgments.judges import probes, probing
 from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
 from judgments.rating import adjudication, agreement
 from judgments.rating.display import grade_scale
@@ -37,6 +38,7 @@ from judgments.scale import rounded_grade
 
 from . import metrics
 from .cells import _Batch, _read_rankings
+from .circularity import circular_configurations
 from .grades import NO_GRADE, Grades, combine_grades, model_raters
 
 FAR = 2  # grades apart: a pair worth an admin's look
@@ -346,6 +348,9 @@ def trust_page(request: HttpRequest, pool: str, name: str) -> HttpResponse:
             "far_spread": FAR,
             "few_pairs": FEW_PAIRS,
             "flavour_description": metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR].description,
+            "probes": list(probing.results(judge).values()),
+            "probe_fail_rate": probes.FAIL_RATE,
+            "circular": circular_configurations(judge.pool, judge),
         },
     )
 
