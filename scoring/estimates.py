@@ -24,7 +24,7 @@ from judgments.models import ModelJudge, Pool, Query, Run
 from judgments.rating.sample import sample_status
 
 from . import metrics, ppi
-from .cells import _query_batches, _read_rankings
+from .cells import query_batches, read_rankings
 from .flavours import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS, JUDGED, METRICS, UDCG
 from .grades import Grades, human_grades, rater_grades
 
@@ -68,8 +68,8 @@ def per_query(
     row_of = {run: i for i, run in enumerate(run_ids)}
     udcg = measure.startswith("udcg")
     with connection.cursor() as cursor:
-        for batch in _query_batches(cursor, run_ids, query_pks.tolist()):
-            run_of, rank_query, docs = _read_rankings(cursor, run_ids, batch, query_pks.tolist())
+        for batch in query_batches(cursor, run_ids, query_pks.tolist()):
+            run_of, rank_query, docs = read_rankings(cursor, run_ids, batch, query_pks.tolist())
             if not len(run_of):
                 continue
             scored = metrics.score(

@@ -50,13 +50,13 @@ def difference_url(pool: Pool, a, b, metric: str, flavour: str) -> str | None:
     return reverse("scoring:estimates", args=[pool.name]) + "?" + urlencode(params) + "#difference"
 
 
-def _pool(request: HttpRequest, pool: str) -> Pool:
-    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+def _pool(request: HttpRequest, pool_name: str) -> Pool:
+    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
 
 
 @require_GET
-def estimates_page(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _pool(request, pool)
+def estimates_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _pool(request, pool_name)
     measure = request.GET.get("measure") or "ndcg@10"
     flavour = request.GET.get("flavour") or request.GET.get("flavor") or DEFAULT_FLAVOUR
     status = sample_status(found)
@@ -94,8 +94,8 @@ def estimates_page(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def draw_sample_view(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+def draw_sample_view(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     try:
         size = int(request.POST.get("size", ""))
         seed = int(request.POST["seed"]) if request.POST.get("seed", "").strip() else None
@@ -118,8 +118,8 @@ def draw_sample_view(request: HttpRequest, pool: str) -> HttpResponse:
 
 
 @require_GET
-def assessors_page(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _pool(request, pool)
+def assessors_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _pool(request, pool_name)
     result = assessor_boards(found)
     rows = [
         {"board": board, "winner": result.winner(board), "taus": result.taus[i]}
