@@ -325,7 +325,7 @@ def human_grades(pool: Pool, query_ids: Iterable[int]) -> Grades:
     """The humans' combined grades of the queries `query_ids`, by the pool's rule (an admin's final grade
     wins; model judges' grades never count), whatever the pool's grade source."""
     with transaction.atomic(), connection.cursor() as cursor:
-        return _read_grades(cursor, pool.pk, pool.combine_rule, query_ids, GradeSource.HUMANS)
+        return read_grades(cursor, pool.pk, pool.combine_rule, query_ids, GradeSource.HUMANS)
 
 
 def rater_grades(pool: Pool, rater_id: int) -> Grades:
