@@ -8,6 +8,10 @@ Per configuration (its current run) and measure, over the pool's N queries:
 a query the run did not answer counts 0. The estimate, its 95 % interval and the naive model-only mean
 follow scoring.ppi; the difference of two configurations uses d(q) = m_A(q) − m_B(q) in place of m.
 
+The queries holding pairs shown to the judge as examples in its prompt (judgments.judges.examples)
+leave the sample; examples are chosen outside the sample, so this only happens when a sample is drawn
+after the examples were.
+
 Measures are named as `export_scores` names them (ndcg@10, p@5, recall@100, mrr, ap, udcg@10; the
 ir_measures spellings nDCG@10, P@5, R@100, RR and AP too), in one NDCG flavour (default exp).
 """
@@ -20,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection
 
-from judgments.models import ModelJudge, Pool, Query, Run
+from judgments.judges.examples import example_pair_ids
+from judgments.models import ModelJudge, Pair, Pool, Query, Run
 from judgments.rating.sample import sample_status
 
 from . import metrics, ppi
@@ -135,6 +140,13 @@ def estimates(
     if not len(judged):
         raise EstimateError(f"Judge {judge.name} has no grades in pool {pool.name}.")
     sample = np.asarray(status.complete_pks, dtype=np.int64)
+    # The queries holding pairs shown to the judge as prompt examples leave the sample.
+    shown = Pair.objects.filter(pk__in=example_pair_ids(judge)).values_list("query_id", flat=True)
+    sample = np.setdiff1d(sample, np.asarray(sorted(set(shown)), dtype=np.int64))
+    if not len(sample):
+        raise EstimateError(
+            "Every sampled query holds one of the judge's prompt examples: draw a larger sample."
+        )
     query_pks = np.asarray(
         sorted(Query.objects.filter(pool=pool).values_list("pk", flat=True)), dtype=np.int64
     )

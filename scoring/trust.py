@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from judgments import access
 from judgments.judges import probes, probing
+from judgments.judges.examples import example_pair_ids
 from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
 from judgments.rating import adjudication, agreement
 from judgments.rating.display import grade_scale
@@ -163,6 +164,8 @@ def _compare(judge: ModelJudge) -> _Compared:
         models = model_raters(cursor)
     is_judge, human = rater == judge.user_id, ~np.isin(rater, models)
     common = np.intersect1d(pair[is_judge], pair[human])
+    # Pairs shown to the judge as examples in its prompt do not measure it.
+    common = np.setdiff1d(common, np.asarray(sorted(example_pair_ids(judge)), dtype=np.int64))
     rows = human & np.isin(pair, common)
     combined = combine_grades(
         pair[rows],

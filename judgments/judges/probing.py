@@ -24,8 +24,10 @@ from judgments.models import JudgeRun, ModelJudge, Pair, ProbeAnswer, ProbeKind
 
 from . import probes
 from .client import Budget, ChatClient, ConfigError
+from .examples import examples_for
+from .prompt import pair_text
 from .runner import CANT_JUDGE, GRADED, Job, Outcome, describe, judge_pairs
-from .services import END_STATUS, answer_reader, end_run, human_grades, new_client, pair_text, text_messages
+from .services import END_STATUS, answer_reader, end_run, human_grades, new_client, text_messages
 
 DEFAULT_PAIRS = 25
 ASKED = (ProbeKind.ORIGINAL, *probes.KINDS)  # per pair, in this order
@@ -51,13 +53,13 @@ def probe_pair_ids(judge: ModelJudge, limit: int = DEFAULT_PAIRS) -> list[int]:
     return list(pairs.values_list("pk", flat=True)[:limit])
 
 
-def _messages(judge: ModelJudge, pair: Pair, kind: str) -> list[dict]:
+def _messages(judge: ModelJudge, pair: Pair, kind: str, examples) -> list[dict]:
     text = pair_text(pair)
     if kind == probes.KINDS[0]:
         text = probes.stuffed(text)
     elif kind == probes.KINDS[1]:
         text = probes.injected(text)
-    messages = text_messages(judge, text)
+    messages = text_messages(judge, text, examples)
     return probes.paraphrased(messages) if kind == "paraphrase" else messages
 
 
@@ -112,10 +114,12 @@ def run_probes(
             Pair.objects.filter(pk__in={pk for pk, _ in wanted}).select_related("query", "document").in_bulk()
         )
 
+        examples = examples_for(judge)
+
         def jobs() -> Iterator[Job]:
             for pk, kind in wanted:
                 if pk in pairs:
-                    yield Job((pk, kind), _messages(judge, pairs[pk], kind))
+                    yield Job((pk, kind), _messages(judge, pairs[pk], kind, examples))
 
         def keep(outcome: Outcome) -> None:
             if outcome.status not in (GRADED, CANT_JUDGE):

@@ -21,7 +21,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
@@ -37,7 +37,17 @@ from judgments.outbound import RetryPolicy
 
 from .answers import Verdict, parse_answer
 from .client import Budget, ChatClient, ConfigError, Endpoint
-from .prompt import PairText, PromptTemplate, allowed_grades, build_messages, scale_entries, template_problems
+from .examples import examples_for
+from .prompt import (
+    Example,
+    PairText,
+    PromptTemplate,
+    allowed_grades,
+    build_messages,
+    pair_text,
+    scale_entries,
+    template_problems,
+)
 from .runner import CANT_JUDGE, GRADED, Job, Outcome, Summary, describe, judge_pairs
 
 FLUSH_EVERY = 25  # answers stored per transaction at most
@@ -45,7 +55,7 @@ FLUSH_SECONDS = 1.0  # ... and at least this often, with the run's progress
 PAIR_CHUNK = 200  # pairs read from the database at a time while the judge works
 RETRY = RetryPolicy()  # the client's retries (tests make them fast)
 
-SELECTIONS = tuple(JudgeRun.Selection.values)
+SELECTIONS = tuple(v for v in JudgeRun.Selection.values if v != JudgeRun.Selection.PROBES)  # probes: probing
 RESERVED_NAMES = frozenset({"new", "grade-source"})  # paths under /pools/<pool>/judges/
 SETTINGS = (
     "base_url",
@@ -57,6 +67,7 @@ SETTINGS = (
     "prompt_user",
     "max_body_chars",
     "concurrency",
+    "example_count",
 )
 
 
@@ -194,26 +205,18 @@ def distractors_enabled(pool: Pool) -> bool:
     return pool.distractors_enabled
 
 
-def pair_text(pair: Pair) -> PairText:
-    """What a judge reads about `pair` (query and document loaded)."""
-    return PairText(
-        query=pair.query.text or pair.query.external_id,
-        information_need=pair.query.information_need,
-        title=pair.document.title,
-        body=pair.document.body,
-    )
+def pair_messages(judge: ModelJudge, pair: Pair, examples: Sequence[Example] = ()) -> list[dict]:
+    """The chat messages asking `judge` about `pair` (query and document loaded); `examples`: the judge's
+    (judges.examples.examples_for), read once per run."""
+    return text_messages(judge, pair_text(pair), examples)
 
 
-def pair_messages(judge: ModelJudge, pair: Pair) -> list[dict]:
-    """The chat messages asking `judge` about `pair` (query and document loaded)."""
-    return text_messages(judge, pair_text(pair))
-
-
-def text_messages(judge: ModelJudge, text: PairText) -> list[dict]:
+def text_messages(judge: ModelJudge, text: PairText, examples: Sequence[Example] = ()) -> list[dict]:
     """The chat messages asking `judge` about a pair's text (possibly altered: judges.probes)."""
     pool = judge.pool
     return build_messages(
         text,
+        examples=examples,
         template=PromptTemplate(judge.prompt_system, judge.prompt_user),
         guidelines=pool.guidelines,
         grade_scale=pool.grade_scale,
@@ -265,13 +268,14 @@ class _Recorder:
         self.last_write = time.monotonic()
 
     def jobs(self, ids: list[int]) -> Iterator[Job]:
+        examples = examples_for(self.judge)
         for start in range(0, len(ids), PAIR_CHUNK):
             chunk = ids[start : start + PAIR_CHUNK]
             found = Pair.objects.filter(pk__in=chunk).select_related("query", "document").in_bulk()
             for pk in chunk:
                 if pk in found:  # a pair deleted since the selection is left out
                     self.pairs[pk] = found[pk]
-                    yield Job(pk, pair_messages(self.judge, found[pk]))
+                    yield Job(pk, pair_messages(self.judge, found[pk], examples))
 
     def on_result(self, outcome: Outcome) -> None:
         if outcome.status in (GRADED, CANT_JUDGE):

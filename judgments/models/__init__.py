@@ -17,7 +17,7 @@ a ranking, ids without whitespace) are database constraints, so no code path can
 from ..scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL
 from .capture import CaptureJob, Schedule, SearchEndpoint
 from .documents import Document, DocumentQuerySet, Query
-from .evidence import HumanSample, ProbeAnswer, ProbeKind, SampledQuery
+from .evidence import HumanSample, JudgeExample, ProbeAnswer, ProbeKind, SampledQuery
 from .judges import (
     JudgeRun,
     ModelJudge,
@@ -60,6 +60,7 @@ __all__ = [
     "Grade",
     "GradeSource",
     "HumanSample",
+    "JudgeExample",
     "JudgeRun",
     "Judgment",
     "JudgmentChange",

@@ -5,6 +5,9 @@ A pool has at most one human sample: `n` of its queries drawn uniformly at rando
 (scoring.estimates) correct a model judge's bias with the queries of the sample that humans have graded
 completely. The sample is never edited by hand: drawing a new one replaces it, and the app says so.
 
+A judge example is a human-graded pair shown in the judge's prompt; it leaves the judge's agreement
+figures and the estimates' sample.
+
 A probe answer is a judge's answer to an altered copy of a pair (judgments.judges.probes): stuffed with
 the query's words, with an injected claim of relevance, asked with a paraphrased instruction, or asked
 again. Probe answers are never judgments: they are not scored, combined or exported.
@@ -75,3 +78,20 @@ class ProbeAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} of pair {self.pair_id} by judge {self.judge_id}: {self.grade}"
+
+
+class JudgeExample(models.Model):
+    """A human-graded pair shown in a judge's prompt (`{{ examples }}`), chosen once (judges.examples) and
+    kept, so the same pairs are shown to every call and left out of the judge's agreement figures and of
+    the human sample's estimates."""
+
+    judge = models.ForeignKey(ModelJudge, models.CASCADE, related_name="examples")
+    pair = models.ForeignKey(Pair, models.CASCADE, related_name="+")
+    grade = models.SmallIntegerField()
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["judge", "pair"], name="judge_example_once")]
+
+    def __str__(self) -> str:
+        return f"example {self.pair_id} ({self.grade}) of judge {self.judge_id}"

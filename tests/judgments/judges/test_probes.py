@@ -98,3 +98,11 @@ def test_nonsense_and_the_budget(probed, chat_server):
     assert ProbeAnswer.objects.filter(grade__isnull=True).count() == 10
     run = JudgeRun.objects.get(judge=probed)
     assert run.status == JudgeRun.Status.BUDGET and run.calls == 10
+
+
+def test_probes_are_not_a_selection_of_a_judging_run(probed):
+    from judgments.judges.forms import RunForm
+
+    assert "probes" not in dict(RunForm().fields["selection"].choices)
+    with pytest.raises(services.JudgeSetupError):
+        services.select_pairs(probed, "probes")
