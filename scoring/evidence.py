@@ -33,8 +33,10 @@ MEASURES_OFFERED = ("ndcg@10", "ndcg@5", "ndcg@3", "ndcg@100", "p@10", "recall@1
 def leaderboard_notes(pool: Pool) -> dict:
     """What the leaderboard says about model grades: the sample's progress, circular configurations."""
     circular = circular_configurations(pool)
+    sample = sample_status(pool)
     return {
-        "sample": sample_status(pool),
+        "sample": sample,
+        "estimates": sample is not None and sample.finished and ModelJudge.objects.filter(pool=pool).exists(),
         "circular": circular,
         "humans_top": humans_top(pool) if circular else [],
     }
@@ -47,7 +49,7 @@ def difference_url(pool: Pool, a, b, metric: str, flavour: str) -> str | None:
     params = {"a": a.name, "b": b.name, "flavour": flavour}
     if metric in MEASURES_OFFERED:
         params["measure"] = metric
-    return reverse("scoring:estimates", args=[pool.name]) + "?" + urlencode(params) + "#difference"
+    return reverse("scoring:estimates", args=[pool.name]) + "?" + urlencode(params)
 
 
 def _pool(request: HttpRequest, pool_name: str) -> Pool:
@@ -73,9 +75,10 @@ def estimates_page(request: HttpRequest, pool_name: str) -> HttpResponse:
         if a in names and b in names and a != b:
             difference = {"a": a, "b": b, "estimate": table.difference(names.index(a), names.index(b))}
         tables.append({"table": table, "difference": difference, "circular": circular_configurations(found)})
+    template = "scoring/_estimates_tables.html" if request.GET.get("fragment") else "scoring/estimates.html"
     return render(
         request,
-        "scoring/estimates.html",
+        template,
         {
             "pool": found,
             "status": status,

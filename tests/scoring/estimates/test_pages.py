@@ -82,6 +82,9 @@ def test_leaderboard_compare_and_trust_carry_the_notes(judged_pool, pool, client
     login(client, site_admin)
     board = client.get(reverse("scoring:leaderboard", args=[pool.name])).content.decode()
     assert "Human sample: 3 of 3 randomly drawn queries graded completely" in board
+    assert 'id="leaderboard-estimates"' in board  # the estimates load into the leaderboard (htmx)
+    fragment = client.get(reverse("scoring:estimates", args=[pool.name]), {"fragment": "1"}).content.decode()
+    assert "<html" not in fragment and 'data-configuration="dense"' in fragment
     assert (
         "Circular evaluation: <strong>dense</strong> uses gpt-4o" in board
         and "Top of the table by the humans" in board
@@ -114,3 +117,9 @@ def test_estimates_page_in_a_browser(judged_pool, pool, site_admin, browser_logi
     assert "dense − bm25" in page.locator("#difference").inner_text()
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "estimates.png"), full_page=True)
+    # The leaderboard loads the same tables after the page (htmx), so it stays as fast as before.
+    rescore_pool(pool)
+    page.goto(f"{live_server.url}{reverse('scoring:leaderboard', args=[pool.name])}")
+    page.wait_for_selector("#leaderboard-estimates section.estimates tbody tr")
+    assert page.locator("#leaderboard-estimates section.estimates tbody tr").count() == 3
+    page.screenshot(path=str(SCREENSHOTS / "leaderboard-estimates.png"), full_page=True)
