@@ -20,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, side_by_side, tasks
+from . import charts, comparison, evidence, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS, UDCG_GAMMA
 from .models import MEAN_FIELDS
@@ -159,6 +159,7 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
+            "notes": evidence.leaderboard_notes(found),
         },
     )
 
@@ -294,6 +295,7 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             "low_judged": result.low_judged(),
             "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),
+            "estimates_url": evidence.difference_url(pool, a, b, metric, flavour),
         }
     )
     return render(request, "scoring/compare.html", context)
