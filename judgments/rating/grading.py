@@ -60,22 +60,21 @@ _OPEN_SQL = f"""
 """
 
 
-# Per judged pair of the pool's queue: n, its human grades ("can't judge" is none, a model judge's grade
-# does not count), and mine, whether the rater judged it; aggregated once (a hash join) where a scan of
-# the whole queue would count per pair.
-_QUEUED_GRADES = """
-    g AS (
-        SELECT j.pair_id,
-               count(*) FILTER (
-                   WHERE NOT j.cant_judge
-                   AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
-               ) AS n,
-               bool_or(j.rater_id = %(rater)s) AS mine
-        FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
-        WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
-        GROUP BY j.pair_id
-    )
+# Per pair of the pool's queue (p): n, its human grades ("can't judge" is none, a model judge's grade
+# does not count), and mine, whether the rater judged it. One GROUP BY over the pool's own pairs joined to
+# their judgments, so every plan is linear in the pool: a hash join when the planner knows the pool, and
+# when it does not (a new pool in a database whose statistics predate it looks like one pair until the
+# next ANALYZE) a nested loop over the pair's judgments by index. An aggregate joined afterwards (a CTE of
+# every judged pair) was planned as the inner side of a nested loop then, and re-aggregated the pool's
+# judgments for every pair: 19 s for a 6,000-pair pool. Callers add WHERE conditions on p and HAVING
+# conditions on the aggregates.
+_QUEUED_GRADES_FROM = """
+    FROM judgments_pair p
+    LEFT JOIN judgments_judgment j ON j.pair_id = p.id
+    LEFT JOIN judgments_modeljudge mj ON mj.user_id = j.rater_id
 """
+_QUEUED_GRADES_N = "count(j.id) FILTER (WHERE NOT j.cant_judge AND mj.user_id IS NULL)"
+_QUEUED_GRADES_MINE = "COALESCE(bool_or(j.rater_id = %(rater)s), false)"
 
 
 def _open_for(cursor, params: dict, pair_id: int) -> bool:
@@ -156,18 +155,19 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
             return pair_id
         params["tried"].append(row[0])
     for _ in range(attempts):
-        # The same conditions as _OPEN_SQL, with the judgments aggregated once (a hash join) rather than
-        # counted per pair: this scans the whole queue, the per-query claim below does not.
+        # The same conditions as _OPEN_SQL, with the judgments aggregated in one pass over the pool (see
+        # _QUEUED_GRADES_FROM) rather than counted per pair: this scans the whole queue, the per-query claim
+        # below does not.
         cursor.execute(
             f"""
-            WITH {_QUEUED_GRADES}
             SELECT p.query_id
-            FROM judgments_pair p LEFT JOIN g ON g.pair_id = p.id
+            {_QUEUED_GRADES_FROM}
             WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
               AND {_HAS_CONTENT}
               AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
-              AND NOT COALESCE(g.mine, false) AND COALESCE(g.n, 0) < %(wanted)s
               AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
+            GROUP BY p.id
+            HAVING NOT {_QUEUED_GRADES_MINE} AND {_QUEUED_GRADES_N} < %(wanted)s
             ORDER BY p.priority DESC, p.query_id
             LIMIT 1
             """,
@@ -287,18 +287,22 @@ def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int, int, in
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            WITH {_QUEUED_GRADES},
-            queue AS (
-                SELECT count(*) AS queued,
-                       count(*) FILTER (WHERE p.final_grade IS NOT NULL OR COALESCE(g.n, 0) >= %(wanted)s)
-                           AS complete,
-                       count(*) FILTER (WHERE p.final_grade IS NULL AND COALESCE(g.n, 0) < %(wanted)s
-                                        AND NOT COALESCE(g.mine, false) AND empty.id IS NULL) AS remaining
-                FROM judgments_pair p LEFT JOIN g ON g.pair_id = p.id
-                LEFT JOIN judgments_document empty  -- a join: a subquery in FILTER would run once per pair
+            WITH per_pair AS (
+                SELECT p.final_grade IS NOT NULL AS settled, empty.id IS NOT NULL AS no_content,
+                       {_QUEUED_GRADES_N} AS n, {_QUEUED_GRADES_MINE} AS mine
+                {_QUEUED_GRADES_FROM}
+                LEFT JOIN judgments_document empty  -- a join: a subquery per pair would cost more
                      ON empty.pool_id = p.pool_id AND empty.id = p.document_id
                      AND empty.title = '' AND empty.body = ''
                 WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL
+                GROUP BY p.id, empty.id
+            ),
+            queue AS (
+                SELECT count(*) AS queued,
+                       count(*) FILTER (WHERE settled OR n >= %(wanted)s) AS complete,
+                       count(*) FILTER (WHERE NOT settled AND n < %(wanted)s AND NOT mine AND NOT no_content)
+                           AS remaining
+                FROM per_pair
             ),
             mine AS (
                 SELECT count(*) FILTER (WHERE NOT j.cant_judge) AS graded,
