@@ -28,9 +28,9 @@ def locked_out(request, original_response=None, credentials=None) -> HttpRespons
     the login page saying why and for how long, or JSON for the API; 429 with Retry-After either way."""
     seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
     message = (
-        f"Too many failed logins for this account or from your address: logins are refused for "
-        f"{seconds // 60} minutes, even with the right password. Try again later, or ask an admin to unlock "
-        "the account."
+        f"Too many failed logins for this account: logins from your address are refused for {seconds // 60} "
+        "minutes, even with the right password. An address the account has logged in from before is not "
+        "refused for failures elsewhere. Try again later, or ask an admin to unlock the account."
     )
     if request.path.startswith("/api/"):
         response = JsonResponse({"detail": message}, status=429)

@@ -23,6 +23,8 @@ def build(
     pool.members.add(*members, *raters)
     per_query = round(docs * graded)
     with transaction.atomic(), connection.cursor() as cursor:
+        # The joins below are on computed ids of tables just written: whatever the statistics say, hash them.
+        cursor.execute("SET LOCAL enable_nestloop = off")
         cursor.execute(
             "INSERT INTO judgments_query (pool_id, external_id, text, information_need)"
             " SELECT %s, 'q' || i, 'query ' || i || ' about things', '' FROM generate_series(0, %s) i",
