@@ -60,21 +60,23 @@ _OPEN_SQL = f"""
 """
 
 
-# Per pair of the pool's queue (p): n, its human grades ("can't judge" is none, a model judge's grade
-# does not count), and mine, whether the rater judged it. One GROUP BY over the pool's own pairs joined to
-# their judgments, so every plan is linear in the pool: a hash join when the planner knows the pool, and
-# when it does not (a new pool in a database whose statistics predate it looks like one pair until the
-# next ANALYZE) a nested loop over the pair's judgments by index. An aggregate joined afterwards (a CTE of
-# every judged pair) was planned as the inner side of a nested loop then, and re-aggregated the pool's
-# judgments for every pair: 19 s for a 6,000-pair pool. Callers add WHERE conditions on p and HAVING
-# conditions on the aggregates.
-_QUEUED_GRADES_FROM = """
-    FROM judgments_pair p
-    LEFT JOIN judgments_judgment j ON j.pair_id = p.id
-    LEFT JOIN judgments_modeljudge mj ON mj.user_id = j.rater_id
+# Per pair of the pool's queue (p): g.n, its human grades ("can't judge" is none, a model judge's grade
+# does not count), and g.mine, whether the rater judged it. A LATERAL subquery over the pair's own
+# judgments, found by index: every plan is then linear in the pool, whatever the planner believes about
+# it. A new pool in a database whose statistics predate it looks like one pair until the next ANALYZE;
+# an aggregate of the pool's judgments joined afterwards (a CTE, as before) was then put on the inner side
+# of a nested loop and re-aggregated for every pair: 19 s for a 6,000-pair pool. A GROUP BY over pairs
+# joined to judgments was linear, but once the pool was known the planner hashed it against a scan of
+# every judgment of the database (twice the time of these index probes on a 6,000-pair pool beside a
+# 250,000-pair one).
+_QUEUED_GRADES = """
+    CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE NOT j.cant_judge AND mj.user_id IS NULL) AS n,
+               COALESCE(bool_or(j.rater_id = %(rater)s), false) AS mine
+        FROM judgments_judgment j LEFT JOIN judgments_modeljudge mj ON mj.user_id = j.rater_id
+        WHERE j.pair_id = p.id
+    ) g
 """
-_QUEUED_GRADES_N = "count(j.id) FILTER (WHERE NOT j.cant_judge AND mj.user_id IS NULL)"
-_QUEUED_GRADES_MINE = "COALESCE(bool_or(j.rater_id = %(rater)s), false)"
 
 
 def _open_for(cursor, params: dict, pair_id: int) -> bool:
@@ -155,19 +157,17 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
             return pair_id
         params["tried"].append(row[0])
     for _ in range(attempts):
-        # The same conditions as _OPEN_SQL, with the judgments aggregated in one pass over the pool (see
-        # _QUEUED_GRADES_FROM) rather than counted per pair: this scans the whole queue, the per-query claim
-        # below does not.
+        # The same conditions as _OPEN_SQL, the pair's grades counted once (_QUEUED_GRADES): this scans
+        # the whole queue, the per-query claim below does not.
         cursor.execute(
             f"""
             SELECT p.query_id
-            {_QUEUED_GRADES_FROM}
+            FROM judgments_pair p {_QUEUED_GRADES}
             WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
               AND {_HAS_CONTENT}
               AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+              AND NOT g.mine AND g.n < %(wanted)s
               AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
-            GROUP BY p.id
-            HAVING NOT {_QUEUED_GRADES_MINE} AND {_QUEUED_GRADES_N} < %(wanted)s
             ORDER BY p.priority DESC, p.query_id
             LIMIT 1
             """,
@@ -287,22 +287,16 @@ def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int, int, in
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            WITH per_pair AS (
-                SELECT p.final_grade IS NOT NULL AS settled, empty.id IS NOT NULL AS no_content,
-                       {_QUEUED_GRADES_N} AS n, {_QUEUED_GRADES_MINE} AS mine
-                {_QUEUED_GRADES_FROM}
-                LEFT JOIN judgments_document empty  -- a join: a subquery per pair would cost more
+            WITH queue AS (
+                SELECT count(*) AS queued,
+                       count(*) FILTER (WHERE p.final_grade IS NOT NULL OR g.n >= %(wanted)s) AS complete,
+                       count(*) FILTER (WHERE p.final_grade IS NULL AND g.n < %(wanted)s AND NOT g.mine
+                                        AND empty.id IS NULL) AS remaining
+                FROM judgments_pair p {_QUEUED_GRADES}
+                LEFT JOIN judgments_document empty  -- a join: a subquery in FILTER would run once per pair
                      ON empty.pool_id = p.pool_id AND empty.id = p.document_id
                      AND empty.title = '' AND empty.body = ''
                 WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL
-                GROUP BY p.id, empty.id
-            ),
-            queue AS (
-                SELECT count(*) AS queued,
-                       count(*) FILTER (WHERE settled OR n >= %(wanted)s) AS complete,
-                       count(*) FILTER (WHERE NOT settled AND n < %(wanted)s AND NOT mine AND NOT no_content)
-                           AS remaining
-                FROM per_pair
             ),
             mine AS (
                 SELECT count(*) FILTER (WHERE NOT j.cant_judge) AS graded,
