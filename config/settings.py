@@ -115,10 +115,10 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_tasks",
-    "django_tasks_db",
     "axes",
     "judgments",
     "scoring",
+    "django_tasks_db",  # after judgments: its db_worker command (waits out database outages) is found first
 ]
 
 MIDDLEWARE = [
