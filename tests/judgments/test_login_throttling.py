@@ -1,4 +1,4 @@
-"""Login throttling (django-axes, config/login_throttle.py) on the login page and /api/token/: too many
+"""Login throttling (django-axes, judgments/login.py) on the login page and /api/token/: too many
 failures for an account from an address lock both paths for the cool-off, even with the right password,
 and the page says why. Nobody can bypass it by logging in as themselves, and nobody can lock an account's
 owner out of the addresses they log in from."""

@@ -1,8 +1,8 @@
-"""Login throttling with django-axes that neither an account holder can bypass nor an attacker can turn
-against an account's owner.
+"""Logging in, for the pages and the API alike: the login page, the lockout answer and the throttle.
 
-Failed logins (the login page, the admin, /api/token/) are counted, over the cool-off
-(`AXES_COOLOFF_TIME`), three ways:
+Throttling is django-axes, counting so that neither an account holder can bypass it nor an attacker can
+turn it against an account's owner. Failed logins (the login page, the admin, /api/token/) are counted,
+over the cool-off (`AXES_COOLOFF_TIME`), three ways:
 - per (account, address): `AXES_FAILURE_LIMIT` failures refuse that account from that address;
 - per account, from every address: the same limit refuses the account from addresses it has never logged
   in from (axes' AccessLog), while an address it has logged in from before still gets through with the
@@ -21,15 +21,19 @@ AxesBackendRequestParameterRequired, and its signal handlers log an error, which
 config.log_filters.WithoutRequestFilter drops).
 """
 
-from __future__ import annotations
-
 from axes.attempts import get_cool_off_threshold
 from axes.backends import AxesStandaloneBackend
 from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import get_client_username, get_failure_limit
 from axes.models import AccessAttempt, AccessLog
 from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.db.models import Q, Sum
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from .models import Pool
 
 
 class LoginThrottleBackend(AxesStandaloneBackend):
@@ -79,3 +83,32 @@ class LoginThrottleHandler(AxesDatabaseHandler):
         ):
             return limit
         return pair
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login, plus the demo logins when the demo is loaded (DEBUG only)."""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["demo_logins"] = settings.DEBUG and Pool.objects.filter(name="demo").exists()
+        return context
+
+
+def locked_out(request, original_response=None, credentials=None) -> HttpResponse:
+    """django-axes' answer to a login refused for too many failures (settings.AXES_LOCKOUT_CALLABLE):
+    the login page saying why and for how long, or JSON for the API; 429 with Retry-After either way."""
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    message = (
+        f"Too many failed logins for this account: logins from your address are refused for {seconds // 60} "
+        "minutes, even with the right password. An address the account has logged in from before is not "
+        "refused for failures elsewhere. Try again later, or ask an admin to unlock the account."
+    )
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": message}, status=429)
+    else:
+        username = (credentials or {}).get("username") or request.POST.get("username", "")
+        form = AuthenticationForm(request, initial={"username": username})
+        context = {"form": form, "locked_out": message, "next": request.POST.get("next", "")}
+        response = render(request, "registration/login.html", context, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
