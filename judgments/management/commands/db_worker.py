@@ -52,11 +52,11 @@ class ResilientWorker(db_worker.Worker):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.interrupted: tuple[DBTaskResult, BaseException] | None = None
-        self.outages = 0
 
     def run(self) -> None:
         while True:
             try:
+                self.fail_interrupted()
                 return super().run()
             except DATABASE_GONE as error:
                 if not self.running:  # asked to stop: nothing to wait for
@@ -73,7 +73,6 @@ class ResilientWorker(db_worker.Worker):
 
     def wait_for_database(self, error: BaseException) -> None:
         """Log the outage once, then try again with a growing pause until the database answers."""
-        self.outages += 1
         started = time.monotonic()
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         logger.warning(
@@ -83,20 +82,21 @@ class ResilientWorker(db_worker.Worker):
             self.max_pause,
         )
         pause = self.first_pause
-        while not database_answers():
+        while True:  # a pause first, even when the database answers at once: never a busy loop
             time.sleep(pause * random.uniform(0.75, 1.25))  # noqa: S311 - jitter, not security
+            if database_answers():
+                break
             pause = min(pause * 2, self.max_pause)
         logger.warning(
             "Database back after %.1f s: worker_id=%s resumes.", time.monotonic() - started, self.worker_id
         )
-        self.fail_interrupted()
 
     def fail_interrupted(self) -> None:
-        """Mark failed the task the outage interrupted, if it still says it is running."""
+        """Mark failed the task the outage interrupted, if it still says it is running (forgotten only once
+        that is written: the database may go away again first)."""
         if self.interrupted is None:
             return
         task, error = self.interrupted
-        self.interrupted = None
         DBTaskResult.objects.filter(id=task.id, status="RUNNING").update(
             status="FAILED",
             finished_at=timezone.now(),
@@ -105,6 +105,7 @@ class ResilientWorker(db_worker.Worker):
             + "".join(traceback.format_exception(error)),
             return_value=None,
         )
+        self.interrupted = None
 
 
 class Command(db_worker.Command):
