@@ -47,6 +47,8 @@ from judgments.models import (
     SearchConfiguration,
 )
 
+from . import planner
+
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 1000
 PRIORITY_PER_CONFIGURATION = 10_000  # > MAX_DEPTH, so more configurations always beat a better rank
@@ -167,6 +169,7 @@ def _queue(
             },
         )
         considered, new, already, complete, no_content, _ = cursor.fetchone()
+    transaction.on_commit(lambda: planner.refresh_after_queueing(pool.pk, new))
     return QueueResult(considered, new, already, complete, no_content)
 
 
