@@ -15,12 +15,13 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
+from judgments import access
 from judgments.capture import services as capture
 from judgments.endpoints.engines import EXPLAINS, EndpointError, EndpointSpec
 from judgments.models import SearchConfiguration
 
 from . import metrics
-from .live import CUTOFF, DEPTHS, LiveResult, configuration_for_engine, depth_of, live_query, pool_query
+from .live import CUTOFF, DEPTHS, MANAGE, LiveResult, depth_of, live_query, pool_query
 
 
 @dataclass
@@ -65,7 +66,7 @@ def compare(saved: LiveResult, edited: LiveResult) -> Moves:
 @require_POST
 def tune(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """POST q or query, depth, template, explain; action "run" (side by side) or "save"."""
-    configuration = configuration_for_engine(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     back = reverse("scoring:live-query", args=[configuration.pk])
     current = configuration.endpoint
     if current is None:

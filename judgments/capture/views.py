@@ -22,16 +22,7 @@ from judgments.models.capture import CaptureJob
 from . import client, history, services, tasks
 from .forms import CaptureForm, EndpointForm
 
-
-def _configuration(
-    request: HttpRequest, configuration_id: int, *, manage: bool = False
-) -> SearchConfiguration:
-    configuration = get_object_or_404(
-        access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
-    )
-    if manage and not access.can_manage_configuration(request.user, configuration):
-        raise PermissionDenied("Only the configuration's team and admins may do this.")
-    return configuration
+MANAGE = "Only the configuration's team and admins may do this."
 
 
 def _job(request: HttpRequest, job_id: int) -> CaptureJob:
@@ -98,7 +89,7 @@ def endpoint_edit(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """The endpoint form: the fields of the chosen kind, starting from the kind's default template;
     "Test" sends one query to the definition as it stands in the form (nothing stored); "Save" stores a
     new version."""
-    configuration = _configuration(request, configuration_id, manage=True)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     current = configuration.endpoint
     tested = {}
     if request.method == "POST":
@@ -145,7 +136,7 @@ def endpoint_edit(request: HttpRequest, configuration_id: int) -> HttpResponse:
 def endpoint_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Two versions side by side, changed lines marked (?a=<older>&b=<newer>; by default the current
     version against the one before it)."""
-    configuration = _configuration(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     versions = list(configuration.endpoints.select_related("created_by").order_by("-version"))
     if not versions:
         messages.info(request, f"{configuration.name} has no endpoint yet.")
@@ -179,7 +170,7 @@ def endpoint_history(request: HttpRequest, configuration_id: int) -> HttpRespons
 @require_POST
 def endpoint_restore(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Make an earlier version current again, as a new version (the history only grows)."""
-    configuration = _configuration(request, configuration_id, manage=True)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     try:
         version = int(request.POST.get("version", ""))
         endpoint, changed = services.restore_endpoint(configuration, version, request.user)
@@ -197,7 +188,7 @@ def endpoint_restore(request: HttpRequest, configuration_id: int) -> HttpRespons
 
 @require_POST
 def capture_start(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = _configuration(request, configuration_id, manage=True)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     form = CaptureForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():

@@ -29,6 +29,11 @@ class SearchConfiguration(models.Model):
     archived_at = models.DateTimeField(
         null=True, blank=True, help_text="archived: hidden from lists, kept with its history for exports"
     )
+    # The language model the configuration reranks or generates with, if any: a model judge of the same
+    # model (or family) would grade its own output, and the trust page and leaderboard warn of it.
+    model_name = models.CharField(
+        "model used", max_length=200, blank=True, help_text="The model it reranks or generates with, if any."
+    )
 
     class Meta:
         ordering = ["pool", "name"]

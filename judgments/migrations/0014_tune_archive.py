@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judgments", "0012_redundant_indexes_and_bulk_history"),
+        ("judgments", "0013_judges_sample_probes"),
     ]
 
     operations = [
