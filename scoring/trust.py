@@ -142,9 +142,11 @@ def _n(value: float) -> str:
     return f"{value:.2f}".replace("-", "−")
 
 
-def verdict(trust: Trust) -> Verdict | None:
+def verdict(trust: Trust, *, probed=(), circular=()) -> Verdict | None:
     """The page's answer to "Can we trust this judge?" in one sentence (thresholds above); None when the
-    judge has graded no pair a human graded (the page says so instead)."""
+    judge has graded no pair a human graded (the page says so instead). `probed`: the gullibility probes'
+    results per kind (one failing more than probes.FAIL_RATE is a reason); `circular`: configurations
+    using the judge's own model (circularity.circular_configurations), each a reason."""
     if not trust.n_pairs:
         return None
     if trust.few:
@@ -174,6 +176,12 @@ def verdict(trust: Trust) -> Verdict | None:
             problems.append(f"would change the winner (τ {_n(d.tau)})")
         else:
             problems.append(f"would reorder {n} configuration pair{'s' if n != 1 else ''} (τ {_n(d.tau)})")
+    fooled = [f"{r.kind} {r.tried - r.passed} of {r.tried}" for r in probed if r.alarming]
+    if fooled:
+        problems.append(f"can be fooled (probes failed: {', '.join(fooled)})")
+    names = sorted({c["configuration"].name for c in circular})
+    if names:
+        problems.append(f"would grade its own model's output ({', '.join(names)})")
     if problems:
         return Verdict(False, "Not yet: " + " and ".join(problems) + ".")
     if math.isnan(humans):
@@ -405,6 +413,8 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
         }
         for (g, label), row in zip(scale, trust.confusion, strict=False)
     ]
+    probed = list(probing.results(judge).values())
+    circular = circular_configurations(judge.pool, judge)
     return render(
         request,
         "scoring/trust.html",
@@ -412,7 +422,7 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
             "pool": judge.pool,
             "judge": judge,
             "trust": trust,
-            "verdict": verdict(trust),
+            "verdict": verdict(trust, probed=probed, circular=circular),
             "confusion_rows": rows,
             "judge_totals": [sum(col) for col in zip(*trust.confusion, strict=True)]
             if trust.confusion
@@ -421,9 +431,9 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
             "far_spread": FAR,
             "few_pairs": FEW_PAIRS,
             "flavour_description": metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR].description,
-            "probes": list(probing.results(judge).values()),
+            "probes": probed,
             "probe_fail_rate": probes.FAIL_RATE,
-            "circular": circular_configurations(judge.pool, judge),
+            "circular": circular,
         },
     )
 

@@ -87,3 +87,24 @@ def test_the_page_says_yes_for_a_judge_that_grades_as_the_humans(
     assert (
         '<p class="verdict significant" id="verdict">Yes: κ 1.00, above the humans&#x27; own α 1.00' in page
     )
+
+
+def test_a_judge_that_can_be_fooled_or_grades_its_own_model_is_not_trusted():
+    from types import SimpleNamespace
+
+    from judgments.judges.probes import KindResult
+
+    probed = [
+        KindResult("stuffing", 10, 6, []),
+        KindResult("injection", 10, 9, []),
+        KindResult("repeat", 0, 0, []),
+    ]
+    verdict = trust.verdict(figures(), probed=probed)
+    assert verdict.text == "Not yet: can be fooled (probes failed: stuffing 4 of 10)."
+    circular = [{"configuration": SimpleNamespace(name="rerank-gpt"), "judge": None, "match": "same model"}]
+    verdict = trust.verdict(figures(kappa=0.1), circular=circular)
+    assert verdict.text == (
+        "Not yet: agrees with the humans no better than chance (κ 0.10) and would grade its own model's output "
+        "(rerank-gpt)."
+    )
+    assert trust.verdict(figures(), probed=[KindResult("injection", 10, 9, [])]).trusted
