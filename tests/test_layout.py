@@ -18,6 +18,7 @@ PURE = (
     "judgments/exchange/formats",
     "judgments/scale.py",
     "scoring/metrics.py",
+    "scoring/measures",
     "scoring/udcg.py",
     "scoring/flavours.py",
     "scoring/judged_table.py",
