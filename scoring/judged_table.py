@@ -285,3 +285,8 @@ class _Qrels:
         grades = np.empty(keys.shape)
         grades[order] = hay_grades[pos] * sfound  # grades are finite: 0 where not found
         return grades.reshape(shape), found.reshape(shape)
+
+
+# Public names for scoring.measures.compute, which scores measure sets with the same lookups.
+Qrels = _Qrels
+as_int_array = _as_int_array
