@@ -26,7 +26,8 @@ Definitions (i is the 1-based rank, rel_i the relevance indicator at level r, g_
 * ``nDCG[@k]`` (trec_eval's ndcg_cut, ir_measures' nDCG): DCG = sum_{i<=k} gain(g_i) / log2(i + 1),
   divided by the DCG of the ideal ranking of all the query's judged documents with a positive gain (cut at
   k too); 0 when that is 0. gain(g) = g, or 2**g - 1 with ``dcg='exp-log2'``, or ``gains={grade: gain}``:
-  the map, interpolated linearly for a fractional (combined) grade;
+  the map (a grade it leaves out keeps gain g, as in ir_measures), interpolated linearly between whole
+  grades for a fractional (combined) grade;
 * ``ERR[@k]`` (Chapelle et al. 2009, as gdeval computes it): sum_{i<=k} R_i / i * prod_{j<i} (1 - R_j),
   R_i = (2**g_i - 1) / 2**4 (4 is the top of the scale);
 * ``Bpref(rel=r)`` (trec_eval's bpref): over the judged relevant documents retrieved,
@@ -59,7 +60,7 @@ from ..udcg import from_sums as udcg_from_sums
 from ..udcg import weights as udcg_weights
 from .names import Measure
 
-__all__ = ["INFAP_EPSILON", "MAX_GRADE", "columns", "compute", "residual_name"]
+__all__ = ["INFAP_EPSILON", "MAX_GRADE", "columns", "compute", "extended", "judged_column", "residual_name"]
 
 MAX_GRADE = 4.0  # the top of the grade scale: ERR's 2**4 and graded RBP's g / 4
 INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
@@ -72,17 +73,38 @@ def residual_name(measure: Measure) -> str:
     return measure.name + _RESIDUAL
 
 
+def extended(measures: Sequence[Measure]) -> list[Measure]:
+    """The measures, then Judged@k for each cut-off k of a measure that the set does not hold already:
+    every value cut at k is stored and shown with the coverage of its top k (the "judged" of exports)."""
+    have = {m.name for m in measures}
+    extra: list[Measure] = []
+    for m in measures:
+        if m.cutoff is not None and f"Judged@{m.cutoff}" not in have:
+            have.add(f"Judged@{m.cutoff}")
+            extra.append(Measure("Judged", (), m.cutoff))
+    return [*measures, *extra]
+
+
 def columns(measures: Sequence[Measure]) -> list[str]:
-    """The value columns compute() returns: each measure's canonical name in order, then the residual of
-    each RBP measure."""
-    return [m.name for m in measures] + [residual_name(m) for m in measures if m.family == "RBP"]
+    """The value columns compute() returns: each measure's canonical name in order, then the Judged@k
+    that `extended` adds, then the residual of each RBP measure."""
+    every = extended(measures)
+    return [m.name for m in every] + [residual_name(m) for m in every if m.family == "RBP"]
+
+
+def judged_column(measure: Measure) -> str | None:
+    """The column holding the coverage of the measure's top k (None for a measure without cut-off)."""
+    return None if measure.cutoff is None else f"Judged@{measure.cutoff}"
 
 
 def _gain_function(measure: Measure):
     gains = measure.get("gains")
     if gains is not None:
-        keys = np.asarray(sorted(gains), dtype=np.float64)
-        values = np.asarray([gains[k] for k in sorted(gains)], dtype=np.float64)
+        # A grade the map leaves out keeps its own value (pytrec_eval's gains.get(grade, grade)): the
+        # canonical name drops the entries g:g, so that reading it back gives the same gains.
+        table = {g: float(g) for g in range(int(MAX_GRADE) + 1)} | {k: float(v) for k, v in gains.items()}
+        keys = np.asarray(sorted(table), dtype=np.float64)
+        values = np.asarray([table[k] for k in sorted(table)], dtype=np.float64)
         return lambda g: np.interp(g, keys, values)
     if measure.get("dcg") == "exp-log2":
         return lambda g: np.exp2(g) - 1.0
@@ -145,6 +167,7 @@ def compute(
     """(n, len(columns(measures))) float64: every measure (then each RBP residual) of every ranking row.
     check=False skips the checks of each ranking (no key after padding, no key twice), as in
     scoring.metrics.score_all."""
+    measures = extended(measures)
     rq = as_int_array("rank_query", rank_query, 1)
     rk = as_int_array("rankings", rankings, 2)
     n, depth = rk.shape

@@ -245,3 +245,23 @@ def test_bad_rankings_refused():
         compute(np.array([0]), np.array([[1, 1]]), np.array([0]), np.array([1]), np.array([1.0]), measures)
     with pytest.raises(ValueError, match="after -1 padding"):
         compute(np.array([0]), np.array([[-1, 1]]), np.array([0]), np.array([1]), np.array([1.0]), measures)
+
+
+def test_gain_map_read_back_from_its_canonical_name():
+    """The canonical name drops g:g entries (ir_measures prints gains={0:0,1:1,2:3} as gains={2:3}): a
+    grade the map leaves out keeps its own gain, so the stored name scores as the name given."""
+    qrels, run = generated_collection(9)
+    given = "nDCG(gains={0:0,1:1,2:3,3:7,4:15})@10"
+    canonical = parse(given).name
+    assert canonical == "nDCG(gains={2:3,3:7,4:15})@10"
+    assert ours(qrels, run, [given]) == ours(qrels, run, [canonical])
+    assert assert_equal(qrels, run, [canonical]) > 10
+
+
+def test_fractional_grades_interpolate_the_gain_map():
+    measures = [parse("nDCG(gains={0:0,1:1,2:3,3:7,4:15})@1")]
+    # one document of combined grade 2.5 (gain 5) ranked first; the ideal has it first too
+    value = compute(
+        np.array([0]), np.array([[1, 2]]), np.array([0, 0]), np.array([1, 2]), np.array([2.5, 3.0]), measures
+    )
+    assert value[0, 0] == pytest.approx(5 / 7)
