@@ -20,7 +20,7 @@ from .measures.compute import columns, judged_column
 from .measures.names import Measure
 
 
-def _current_runs(pool: Pool) -> list[tuple[str, int]]:
+def current_runs(pool: Pool) -> list[tuple[str, int]]:
     """(configuration name, current run id) in name order, for configurations with a run."""
     newest = (
         Run.objects.filter(configuration__pool=pool)
@@ -47,7 +47,7 @@ def measure_score_blocks(
     judged_at = [None if judged_column(m) is None else index[judged_column(m)] for m in measures]
     if fmt == "csv":
         yield _csv_line(("configuration", "query", "flavor", "metric", "value", "judged")).encode()
-    runs = _current_runs(pool)
+    runs = current_runs(pool)
     stored = run_values([run_id for _, run_id in runs], measures)
     external = query_ids_by_pk({int(q) for rows in stored.values() for q in rows.query})
     metric_json = [json.dumps(m.name) for m in measures]
