@@ -1,12 +1,13 @@
 from django.urls import path
 
-from . import downloads, live, recompute, trust, views
+from . import downloads, live, measure_pages, recompute, trust, views
 
 app_name = "scoring"
 
 urlpatterns: list = [
     # Leaderboard and comparisons (scoring.views; CSV downloads: scoring.downloads).
     path("pools/<str:pool>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("pools/<str:pool>/measures/", measure_pages.settings_page, name="measures"),
     path("pools/<str:pool>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
     path("pools/<str:pool>/compare/", views.compare, name="compare"),
     path("pools/<str:pool>/compare.csv", downloads.compare_csv, name="compare-csv"),

@@ -21,8 +21,9 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, side_by_side, tasks
+from . import charts, comparison, measure_pages, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
+from .measure_sets import measure_set
 from .metrics import CUTOFFS, UDCG_GAMMA
 from .models import MEAN_FIELDS
 from .templatetags import scoring_tags as fmt
@@ -149,6 +150,8 @@ def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
 
 def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool)
+    if (measures := measure_set(found)) is not None:  # the pool's own measure set
+        return measure_pages.leaderboard(request, found, measures)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
@@ -209,6 +212,8 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
 def compare(request: HttpRequest, pool: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool)
     selected = selected_configurations(request, found)
+    if len(selected) >= 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
+        return measure_pages.compare(request, found, measures, selected)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)
     context = {
@@ -422,6 +427,8 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
 
 def configuration_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
     configuration = configuration_or_404(request, configuration_id)
+    if (measures := measure_set(configuration.pool)) is not None:  # the pool's own measure set
+        return measure_pages.history(request, configuration, measures)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     points = comparison.configuration_history(configuration, flavour)
     metrics = comparison.LEADERBOARD_METRICS
