@@ -126,3 +126,37 @@ class MeasureSetViewSet(viewsets.ViewSet):
                 }
             )
         return Response({"pool": found.name, "columns": names, "runs": out})
+
+    @extend_schema(
+        summary="Judgment-free comparison of two configurations: RBO (p=0.9) and Jaccard@10 per query",
+        parameters=[OpenApiParameter("c", str, many=True, description="two configuration names")],
+    )
+    @action(detail=True, methods=["get"])
+    def overlap(self, request: Request, pool: str):
+        from . import overlap
+
+        found = self._pool(pool)
+        names = request.query_params.getlist("c")
+        configurations = {
+            c.name: c for c in access.configurations_for(request.user).filter(pool=found, name__in=names)
+        }
+        if len(names) != 2 or len(configurations) != 2:
+            return problems_response("Give two configurations: ?c=A&c=B.", [Problem(0, "c", "two names")])
+        try:
+            result = overlap.overlap(configurations[names[0]], configurations[names[1]])
+        except overlap.OverlapError as exc:
+            return problems_response(str(exc), [Problem(0, "c", str(exc))])
+        return Response(
+            {
+                "a": names[0],
+                "b": names[1],
+                "p": overlap.RBO_P,
+                "k": result.k,
+                "mean_rbo": result.mean_rbo,
+                "mean_jaccard": result.mean_jaccard,
+                "queries": [
+                    {"query": r.query, "rbo": r.rbo, "jaccard": r.jaccard, "n_a": r.n_a, "n_b": r.n_b}
+                    for r in result.rows
+                ],
+            }
+        )

@@ -202,3 +202,71 @@ def history(
             "leaderboard_url": reverse("scoring:leaderboard", args=[configuration.pool.name]),
         },
     )
+
+
+def overlap_page(request: HttpRequest, pool: str) -> HttpResponse:
+    """Two configurations' lists compared without judgments: RBO and Jaccard@10 per query and as means,
+    the queries that changed most first, each with a button that queues its documents for rating."""
+    from django.http import Http404
+
+    from . import overlap
+
+    found = _pool(request, pool)
+    names = list(dict.fromkeys(n for n in request.GET.getlist("c") if n))
+    configurations = {
+        c.name: c for c in access.configurations_for(request.user).filter(pool=found, name__in=names)
+    }
+    if len(names) != 2 or len(configurations) != 2:
+        raise Http404("Give two configurations of this pool: ?c=A&c=B")
+    a, b = configurations[names[0]], configurations[names[1]]
+    try:
+        result = overlap.overlap(a, b)
+    except overlap.OverlapError as exc:
+        messages.error(request, str(exc))
+        return redirect(reverse("scoring:leaderboard", args=[found.name]))
+    return render(
+        request,
+        "scoring/overlap.html",
+        {
+            "pool": found,
+            "result": result,
+            "rows": result.rows[:200],
+            "may_queue": access.may_queue(request.user, found),
+            "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]),
+        },
+    )
+
+
+def overlap_queue(request: HttpRequest, pool: str) -> HttpResponse:
+    """POST: queue one query's documents of both configurations' top 10 (see overlap_page)."""
+    from django.core.exceptions import PermissionDenied
+    from django.http import Http404, HttpResponseNotAllowed
+
+    from judgments.rating.queue import QueueError
+
+    from . import overlap
+
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    found = _pool(request, pool)
+    if not access.may_queue(request.user, found):
+        raise PermissionDenied
+    names = request.POST.getlist("c")
+    configurations = {
+        c.name: c for c in access.configurations_for(request.user).filter(pool=found, name__in=names)
+    }
+    if len(names) != 2 or len(configurations) != 2:
+        raise Http404("Give two configurations of this pool")
+    query = request.POST.get("query", "")
+    try:
+        result = overlap.queue_query(configurations[names[0]], configurations[names[1]], query)
+    except (overlap.OverlapError, QueueError) as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"{query}: {result.newly_queued} pair(s) newly queued for rating, {result.already_queued} already "
+            f"queued, {result.complete} already graded.",
+        )
+    target = reverse("scoring:overlap", args=[found.name]) + f"?c={names[0]}&c={names[1]}"
+    return redirect(target)

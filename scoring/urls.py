@@ -8,6 +8,8 @@ urlpatterns: list = [
     # Leaderboard and comparisons (scoring.views; CSV downloads: scoring.downloads).
     path("pools/<str:pool>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("pools/<str:pool>/measures/", measure_pages.settings_page, name="measures"),
+    path("pools/<str:pool>/overlap/", measure_pages.overlap_page, name="overlap"),
+    path("pools/<str:pool>/overlap/queue/", measure_pages.overlap_queue, name="overlap-queue"),
     path("pools/<str:pool>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
     path("pools/<str:pool>/compare/", views.compare, name="compare"),
     path("pools/<str:pool>/compare.csv", downloads.compare_csv, name="compare-csv"),
