@@ -1,13 +1,12 @@
 """Judgment-free comparison on the page and in the API: RBO and Jaccard@10 per query from the stored
 rankings, the most changed first, and one click to queue a query's documents."""
 
+import numpy as np
 import pytest
 
 from judgments.models import Pair
 from scoring.measures.overlap import jaccard_at, rbo_ext
 from tests.conftest import login
-
-import numpy as np
 
 
 def expected(world):
