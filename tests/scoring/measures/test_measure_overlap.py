@@ -12,8 +12,8 @@ def reference_rbo(S: list, L: list, p: float) -> float:
     """Equation 32 term by term, overlaps counted with Python sets (S the shorter list)."""
     if len(S) > len(L):
         S, L = L, S
-    s, l = len(S), len(L)
-    if l == 0:
+    s, n_l = len(S), len(L)
+    if n_l == 0:
         return 1.0
     if s == 0:
         return 0.0
@@ -21,9 +21,9 @@ def reference_rbo(S: list, L: list, p: float) -> float:
     def X(d):
         return len(set(S[: min(d, s)]) & set(L[:d]))
 
-    total = sum(X(d) / d * p**d for d in range(1, l + 1))
-    total += sum(X(s) * (d - s) / (s * d) * p**d for d in range(s + 1, l + 1))
-    return (1 - p) / p * total + ((X(l) - X(s)) / l + X(s) / s) * p**l
+    total = sum(X(d) / d * p**d for d in range(1, n_l + 1))
+    total += sum(X(s) * (d - s) / (s * d) * p**d for d in range(s + 1, n_l + 1))
+    return (1 - p) / p * total + ((X(n_l) - X(s)) / n_l + X(s) / s) * p**n_l
 
 
 def padded(lists, depth):
