@@ -356,11 +356,62 @@ class Command(BaseCommand):
             f"median of 3 {current[1]:.2f} s ({', '.join(f'{c:.2f}' for c in current)}): "
             f"{current[1] / seconds:.3f}x pytrec_eval (target <= 0.3x)"
         )
+        self._measure_storage(figures, len(measures))
         before = {k: v for k, v in figures.items() if k.startswith("one changed grade")}
         self._changed_grades(changes, figures)
         for key in [k for k in figures if k.startswith("one changed grade")]:
             figures[f"{key}, with the set"] = figures.pop(key)
         figures.update(before)
+
+    def _measure_storage(self, figures: dict, n_measures: int) -> None:
+        """The storage of measure values: one row per (run, query) with a float8[] (MeasureScore), against
+        one row per (run, query, measure) (a throw-away unlogged table filled from the arrays): size, time
+        to write, and time to read every run's means (one GROUP BY)."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_total_relation_size('scoring_measurescore'), count(*) FROM scoring_measurescore"
+            )
+            array_bytes, rows = cursor.fetchone()
+            started = time.perf_counter()
+            with transaction.atomic():
+                cursor.execute(
+                    "SELECT run_id, i, avg(v) FROM scoring_measurescore, unnest(values) WITH ORDINALITY u(v, i)"
+                    " GROUP BY run_id, i"
+                )
+                cursor.fetchall()
+            array_means = time.perf_counter() - started
+            cursor.execute("DROP TABLE IF EXISTS bench_measure_narrow")
+            cursor.execute(
+                "CREATE UNLOGGED TABLE bench_measure_narrow (run_id bigint, query_id bigint, measure int2, value float8)"
+            )
+            started = time.perf_counter()
+            cursor.execute(
+                "INSERT INTO bench_measure_narrow SELECT run_id, query_id, i, v FROM scoring_measurescore,"
+                " unnest(values) WITH ORDINALITY u(v, i)"
+            )
+            cursor.execute(
+                "CREATE UNIQUE INDEX bench_measure_narrow_key ON bench_measure_narrow (run_id, query_id, measure)"
+            )
+            narrow_write = time.perf_counter() - started
+            cursor.execute("ANALYZE bench_measure_narrow")
+            cursor.execute(
+                "SELECT pg_total_relation_size('bench_measure_narrow'), count(*) FROM bench_measure_narrow"
+            )
+            narrow_bytes, narrow_rows = cursor.fetchone()
+            started = time.perf_counter()
+            cursor.execute(
+                "SELECT run_id, measure, avg(value) FROM bench_measure_narrow GROUP BY run_id, measure"
+            )
+            cursor.fetchall()
+            narrow_means = time.perf_counter() - started
+            cursor.execute("DROP TABLE bench_measure_narrow")
+        figures["measure storage: (run, query, float8[]) rows"] = (
+            f"{rows} rows, {array_bytes / 2**20:.0f} MiB with index; every run's means by SQL {array_means:.2f} s"
+        )
+        figures["measure storage: one row per (run, query, measure)"] = (
+            f"{narrow_rows} rows, {narrow_bytes / 2**20:.0f} MiB with index ({narrow_bytes / max(array_bytes, 1):.1f}x); "
+            f"written (INSERT ... SELECT + index, no COPY from Python) {narrow_write:.2f} s; means {narrow_means:.2f} s"
+        )
 
     def _storage_choice(self, figures: dict) -> None:
         """Every ranked entry of the pool read into numpy: stored as one int8[] per (run, query), as
