@@ -270,3 +270,25 @@ def overlap_queue(request: HttpRequest, pool: str) -> HttpResponse:
         )
     target = reverse("scoring:overlap", args=[found.name]) + f"?c={names[0]}&c={names[1]}"
     return redirect(target)
+
+
+def query_measure_rows(
+    found: Pool, a: SearchConfiguration, b: SearchConfiguration, query
+) -> list[dict] | None:
+    """The per-query page's rows for a pool with its own set: every column (measures, Judged@k, RBP
+    residuals) of both current runs for this query (None without a set or a stored row)."""
+    measures = measure_set(found)
+    if measures is None:
+        return None
+    runs = {
+        c.pk: Run.objects.filter(configuration=c).order_by("-id").values_list("id", flat=True).first()
+        for c in (a, b)
+    }
+    stored = run_values([r for r in runs.values() if r], measures, [query.pk])
+    va, vb = stored.get(runs[a.pk]), stored.get(runs[b.pk])
+    rows = []
+    for i, name in enumerate(columns(measures)):
+        x = None if va is None else float(va.values[0, i])
+        y = None if vb is None else float(vb.values[0, i])
+        rows.append({"name": name, "a": x, "b": y, "diff": None if x is None or y is None else y - x})
+    return rows

@@ -418,6 +418,7 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
             "compare_url": reverse("scoring:compare", args=[found.name])
             + query_string(c=[a.name, b.name], flavour=flavour),
             "grade_scale": found.grade_scale,
+            "measure_rows": measure_pages.query_measure_rows(found, a, b, query),
         },
     )
 

@@ -55,3 +55,16 @@ def test_leaderboard_compare_history_and_csv_use_the_set(engineer_client, world)
     rows = list(csv.reader(io.StringIO(download)))
     assert rows[0][:5] == ["configuration", "team", "run", "queries", "nDCG@10"]
     assert "RBP(p=0.9,rel=1) residual" in rows[0] and len(rows) == 3
+
+
+def test_per_query_page_shows_the_set(engineer_client, world):
+    engineer_client.post("/pools/robust/measures/", {"measures": "nDCG@10\nRR\nRBP(p=0.9,rel=1)"})
+    page = engineer_client.get("/pools/robust/compare/query/", {"c": ["bm25", "dense"], "q": "q1"})
+    text = page.content.decode()
+    assert page.status_code == 200
+    for name in ("nDCG@10", "RR", "Judged@10", "RBP(p=0.9,rel=1) residual"):
+        assert f'data-measure="{name}"' in text
+    assert (
+        engineer_client.get("/pools/robust/compare/query/", {"c": ["bm25", "dense"], "q": "q1"}).status_code
+        == 200
+    )
