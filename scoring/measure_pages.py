@@ -29,11 +29,11 @@ def _pool(request: HttpRequest, pool: str) -> Pool:
     return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
 
 
-def settings_page(request: HttpRequest, pool: str) -> HttpResponse:
+def settings_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     """GET: the pool's measure set in a text box, one name a line. POST: replace it (and re-score), or
     `default` to go back to today's fixed set. A bad name: the page again with its one line, status 400,
     nothing stored."""
-    found = _pool(request, pool)
+    found = _pool(request, pool_name)
     current = measure_set(found)
     text = "\n".join(m.name for m in current) if current else ""
     error = None
@@ -204,14 +204,14 @@ def history(
     )
 
 
-def overlap_page(request: HttpRequest, pool: str) -> HttpResponse:
+def overlap_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Two configurations' lists compared without judgments: RBO and Jaccard@10 per query and as means,
     the queries that changed most first, each with a button that queues its documents for rating."""
     from django.http import Http404
 
     from . import overlap
 
-    found = _pool(request, pool)
+    found = _pool(request, pool_name)
     names = list(dict.fromkeys(n for n in request.GET.getlist("c") if n))
     configurations = {
         c.name: c for c in access.configurations_for(request.user).filter(pool=found, name__in=names)
@@ -237,7 +237,7 @@ def overlap_page(request: HttpRequest, pool: str) -> HttpResponse:
     )
 
 
-def overlap_queue(request: HttpRequest, pool: str) -> HttpResponse:
+def overlap_queue(request: HttpRequest, pool_name: str) -> HttpResponse:
     """POST: queue one query's documents of both configurations' top 10 (see overlap_page)."""
     from django.core.exceptions import PermissionDenied
     from django.http import Http404, HttpResponseNotAllowed
@@ -248,7 +248,7 @@ def overlap_queue(request: HttpRequest, pool: str) -> HttpResponse:
 
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    found = _pool(request, pool)
+    found = _pool(request, pool_name)
     if not access.may_queue(request.user, found):
         raise PermissionDenied
     names = request.POST.getlist("c")

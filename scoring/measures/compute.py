@@ -55,7 +55,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..judged_table import Qrels, as_int_array
+from ..judged_table import PreparedQrels as Qrels
+from ..judged_table import as_int_array
 from ..udcg import from_sums as udcg_from_sums
 from ..udcg import weights as udcg_weights
 from .names import Measure
