@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from judgments import pgcopy
+from judgments.pgcopy.rows import ARRAY_HEAD, read_rows, row_dtype, write_rows
 
 from .measures import compute as measure_compute
 from .measures.names import Measure, parse
@@ -47,8 +47,8 @@ def width(measures: Sequence[Measure]) -> int:
 
 
 def _row_dtype(width: int) -> np.dtype:
-    array = [("head", pgcopy.ARRAY_HEAD), ("items", [("len", ">i4"), ("value", ">f8")], (width,))]
-    return pgcopy.row_dtype(("run", ">i8"), ("query", ">i8"), ("has_ranking", "u1"), ("values", array))
+    array = [("head", ARRAY_HEAD), ("items", [("len", ">i4"), ("value", ">f8")], (width,))]
+    return row_dtype(("run", ">i8"), ("query", ">i8"), ("has_ranking", "u1"), ("values", array))
 
 
 def insert_rows(
@@ -68,7 +68,7 @@ def insert_rows(
     head["length"], head["lower_bound"] = width, 1
     table["values"]["items"]["len"] = 8
     table["values"]["items"]["value"] = values
-    pgcopy.write_rows(cursor, TABLE, ["run_id", "query_id", "has_ranking", "values"], table)
+    write_rows(cursor, TABLE, ["run_id", "query_id", "has_ranking", "values"], table)
     return len(run)
 
 
@@ -76,10 +76,10 @@ def read_stored(cursor, where: str, params: list, width: int):
     """Stored rows of the scope: ids, runs, queries, has_ranking, values (n, width). Rows of another width (a set
     stored before the set changed) cannot be here: measure_sets deletes them with the change."""
     sql = f"SELECT id, run_id, query_id, has_ranking, values FROM {TABLE} WHERE {where}"
-    array = [("head", pgcopy.ARRAY_HEAD), ("items", [("len", ">i4"), ("value", ">f8")], (width,))]
+    array = [("head", ARRAY_HEAD), ("items", [("len", ">i4"), ("value", ">f8")], (width,))]
     columns = [("id", ">i8"), ("run", ">i8"), ("query", ">i8"), ("has_ranking", "u1"), ("values", array)]
-    dtype = pgcopy.row_dtype(*columns)
-    stored = pgcopy.read_rows(cursor, sql, params, dtype)
+    dtype = row_dtype(*columns)
+    stored = read_rows(cursor, sql, params, dtype)
     if len(stored) and (stored["values"]["head"]["length"] != width).any():
         raise ValueError("stored measure rows of another width than the pool's measure set")
     return (

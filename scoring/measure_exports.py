@@ -40,7 +40,9 @@ def _number(value: float | None) -> str:
 def measure_score_blocks(
     pool: Pool, measures: Sequence[Measure], flavours: Sequence[str], fmt: str
 ) -> Iterator[bytes]:
-    from .exports import _csv_line  # the one CSV writer (formula guard)
+    from judgments.exchange.formats.spreadsheet import (
+        csv_line as _csv_line,
+    )  # the one CSV writer (formula guard)
 
     names = columns(measures)
     index = {name: i for i, name in enumerate(names)}
