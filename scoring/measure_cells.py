@@ -6,6 +6,7 @@ and written as fixed-size binary records: the float8[] value is a head and (leng
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,8 +30,9 @@ def pool_measures(cursor, pool_id: int) -> list[Measure] | None:
 
 def compute_values(grades, rank_query, docs, measures: Sequence[Measure]) -> np.ndarray:
     """(n, columns) values of the rankings (rows grouped by query, as cells.score_cells passes them)."""
+    workers = min(2, os.cpu_count() or 1) if docs.size >= 1_000_000 else 1  # as cells.score_cells
     return measure_compute.compute(
-        rank_query, docs, grades.query, grades.doc, grades.grade, measures, check=False
+        rank_query, docs, grades.query, grades.doc, grades.grade, measures, check=False, workers=workers
     )
 
 

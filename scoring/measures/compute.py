@@ -52,6 +52,7 @@ Definitions (i is the 1-based rank, rel_i the relevance indicator at level r, g_
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -59,7 +60,7 @@ from ..judged_table import PreparedQrels as Qrels
 from ..judged_table import as_int_array
 from ..udcg import from_sums as udcg_from_sums
 from ..udcg import weights as udcg_weights
-from .names import Measure
+from .names import FAMILIES, Measure
 
 __all__ = ["INFAP_EPSILON", "MAX_GRADE", "columns", "compute", "extended", "judged_column", "residual_name"]
 
@@ -164,10 +165,12 @@ def compute(
     measures: Sequence[Measure],
     *,
     check: bool = True,
+    workers: int = 1,
 ) -> np.ndarray:
     """(n, len(columns(measures))) float64: every measure (then each RBP residual) of every ranking row.
     check=False skips the checks of each ranking (no key after padding, no key twice), as in
-    scoring.metrics.score_all."""
+    scoring.metrics.score_all; `workers` threads score chunks of rows side by side (numpy releases the
+    GIL in the heavy operations; chunks write disjoint rows)."""
     measures = extended(measures)
     rq = as_int_array("rank_query", rank_query, 1)
     rk = as_int_array("rankings", rankings, 2)
@@ -184,9 +187,16 @@ def compute(
     rank = np.arange(1, depth + 1, dtype=np.float64)
     discount = 1.0 / np.log2(rank + 1.0)
     order = None if n < 2 or (rowq_all[1:] >= rowq_all[:-1]).all() else np.argsort(rowq_all, kind="stable")
-    step = max(1, _CHUNK_CELLS // max(depth, 1))
-    for s in range(0, n, step):
-        rows = slice(s, min(n, s + step)) if order is None else order[s : s + step]
+    # The per-query tables every chunk reads, filled before any thread starts.
+    for m in measures:
+        if "rel" in FAMILIES[m.family].params and m.rel is not None:
+            tables.count(m.rel)
+            tables.count(0.0, m.rel)
+        if m.family == "nDCG":
+            tables.ideal(m, m.cutoff)
+
+    def score_chunk(s: int, e: int) -> None:
+        rows = slice(s, e) if order is None else order[s:e]
         docs = rk[rows]
         valid = docs >= 0
         if check and depth > 1:
@@ -194,7 +204,24 @@ def compute(
         rowq = rowq_all[rows]
         grades, judged, negative = qrels.lookup(rowq, docs, valid)
         _chunk(out, rows, measures, rbp, tables, rowq, grades, judged, negative, valid, rank, discount)
+
+    step = max(1, _CHUNK_CELLS // max(depth, 1))
+    chunks = [(s, min(n, s + step)) for s in range(0, n, step)]
+    if workers > 1 and len(chunks) > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for done in [pool.submit(score_chunk, s, e) for s, e in chunks]:
+                done.result()
+    else:
+        for s, e in chunks:
+            score_chunk(s, e)
     return out
+
+
+def _rowdot(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """values @ weights without BLAS, whose summation order depends on how many rows a call has: a row
+    then scores the same to the last bit in any batch, so that a full re-score rewrites no row that an
+    incremental one wrote."""
+    return np.einsum("ij,j->i", values, weights)
 
 
 def _check(docs: np.ndarray, valid: np.ndarray, row_ids: np.ndarray) -> None:
@@ -232,19 +259,27 @@ def _chunk(out, rows, measures, rbp, tables, rowq, grades, judged, negative, val
     length = valid.sum(axis=1)
     per_rel: dict = {}
 
+    ap_sums: dict = {}
+
+    def ap_running_sum(r):
+        """Per relevance level, computed once when AP asks: the running sum of precision at relevant ranks."""
+        if r not in ap_sums:
+            mask, cum = per_rel[r][0], per_rel[r][1]
+            ap_sums[r] = np.cumsum(np.where(mask, cum / rank[: mask.shape[1]], 0.0), axis=1)
+        return ap_sums[r]
+
     def relevant(r):
-        """Per relevance level, computed once: mask, running count, AP running sum, first relevant rank."""
+        """Per relevance level, computed once: mask, running count, first relevant rank, R per row."""
         if r not in per_rel:
             mask = judged & (grades >= r)
             cum = np.cumsum(mask, axis=1, dtype=np.int32)
-            precision = np.where(mask, cum / rank, 0.0)
             first = (
                 np.where(mask.any(axis=1), mask.argmax(axis=1) + 1, 0)
                 if mask.shape[1]
                 else np.zeros(len(mask), np.int64)
             )
             nrel = qrels.per_row(tables.count(r), rowq)
-            per_rel[r] = (mask, cum, np.cumsum(precision, axis=1), first, nrel)
+            per_rel[r] = (mask, cum, first, nrel)
         return per_rel[r]
 
     def divide(a, b):
@@ -255,7 +290,7 @@ def _chunk(out, rows, measures, rbp, tables, rowq, grades, judged, negative, val
         k = m.cutoff
         f = m.family
         if f in ("P", "R", "Success", "RR", "AP", "Rprec", "Bpref", "infAP"):
-            mask, cum, ap_cum, first, nrel = relevant(m.rel)
+            mask, cum, first, nrel = relevant(m.rel)
         if f == "P":
             out[rows, j] = _at(cum, k) / k
         elif f == "R":
@@ -266,13 +301,13 @@ def _chunk(out, rows, measures, rbp, tables, rowq, grades, judged, negative, val
             hit = (first > 0) if k is None else (first > 0) & (first <= k)
             out[rows, j] = np.where(hit, 1.0 / np.maximum(first, 1), 0.0)
         elif f == "AP":
-            out[rows, j] = divide(_at(ap_cum, k), nrel)
+            out[rows, j] = divide(_at(ap_running_sum(m.rel), k), nrel)
         elif f == "Rprec":
             out[rows, j] = divide(_gather(cum, nrel), nrel)
         elif f == "nDCG":
             w = width if k is None else min(k, width)
             gain = _gain_function(m)(grades[:, :w]) * judged[:, :w]
-            dcg = gain @ discount[:w]
+            dcg = _rowdot(gain, discount[:w])
             ideal = qrels.per_row(tables.ideal(m, k), rowq)
             out[rows, j] = divide(dcg, ideal)
         elif f == "ERR":
@@ -281,7 +316,7 @@ def _chunk(out, rows, measures, rbp, tables, rowq, grades, judged, negative, val
             stop = (np.exp2(g) - 1.0) / 2.0**MAX_GRADE
             reach = np.cumprod(1.0 - stop, axis=1)
             before = np.concatenate([np.ones((len(g), 1)), reach[:, :-1]], axis=1) if w else reach
-            out[rows, j] = (stop * before) @ (1.0 / rank[:w])
+            out[rows, j] = _rowdot(stop * before, 1.0 / rank[:w])
         elif f == "Bpref":
             nonrel = judged & ~mask
             above = np.cumsum(nonrel, axis=1, dtype=np.int32) - nonrel  # judged non-relevant ranked above
@@ -322,9 +357,9 @@ def _chunk(out, rows, measures, rbp, tables, rowq, grades, judged, negative, val
                 u = np.clip(grades[:, :w], 0.0, MAX_GRADE) / MAX_GRADE
             else:
                 u = (judged[:, :w] & (grades[:, :w] >= m.rel)).astype(np.float64)
-            out[rows, j] = u @ weight
+            out[rows, j] = _rowdot(u, weight)
             seen = np.minimum(length, w)
-            unjudged = (valid[:, :w] & ~judged[:, :w]).astype(np.float64) @ weight
+            unjudged = _rowdot((valid[:, :w] & ~judged[:, :w]).astype(np.float64), weight)
             out[rows, len(measures) + rbp.index(m)] = unjudged + p ** seen.astype(np.float64)
         else:  # pragma: no cover - names.FAMILIES and this list go together
             raise ValueError(f"no computation for {m.name}")

@@ -265,3 +265,14 @@ def test_fractional_grades_interpolate_the_gain_map():
         np.array([0]), np.array([[1, 2]]), np.array([0, 0]), np.array([1, 2]), np.array([2.5, 3.0]), measures
     )
     assert value[0, 0] == pytest.approx(5 / 7)
+
+
+def test_threads_and_chunks_give_the_same_numbers(monkeypatch):
+    import scoring.measures.compute as module
+
+    qrels, run = generated_collection(10)
+    names = TREC_EVAL_MEASURES + ["ERR@20", "RBP(p=0.9)", "Judged@10", "UDCG@5"]
+    whole = ours(qrels, run, names)
+    monkeypatch.setattr(module, "_CHUNK_CELLS", 200)  # many small chunks
+    monkeypatch.setitem(globals(), "compute", lambda *a, **k: module.compute(*a, **k, workers=2))
+    assert ours(qrels, run, names) == whole
