@@ -200,7 +200,7 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
 def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
-    if len(selected) >= 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
+    if len(selected) == 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
         return measure_pages.compare(request, found, measures, selected)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)
