@@ -133,3 +133,24 @@ def test_one_changed_grade_updates_every_measure(pool):
     text = run_command("export_scores", "--pool", "web", "--flavor", "trec")
     call_command("score", "--pool", "web", stdout=StringIO())
     assert run_command("export_scores", "--pool", "web", "--flavor", "trec") == text
+
+
+def test_a_new_run_is_scored_with_the_set(pool, tmp_path):
+    from judgments.models import Run
+    from scoring.services import rescore_run
+
+    run_command("set_measures", "--pool", "web", *SET)
+    (tmp_path / "new.run").write_text(RUNS["bm25"].replace(" a\n", " n\n"))
+    run_command("import_run", "--pool", "web", "--configuration", "new", str(tmp_path / "new.run"))
+    new = Run.objects.get(configuration__name="new")
+    rescore_run(new)  # what the receiver runs after the import commits
+    rows = {
+        (r.query.external_id, tuple(r.values))
+        for r in MeasureScore.objects.filter(run=new).select_related("query")
+    }
+    bm25 = Run.objects.filter(configuration__name="bm25").latest("id")
+    same = {
+        (r.query.external_id, tuple(r.values))
+        for r in MeasureScore.objects.filter(run=bm25).select_related("query")
+    }
+    assert len(rows) == 3 and rows == same
