@@ -5,13 +5,14 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.db import connection
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from . import access
 from .capture import views as capture_views
-from .models import Document, Judgment, Pair, Pool, Query, Ranking
+from .counts import count_of
+from .models import Document, Judgment, Pair, Pool, Query, Ranking, SearchConfiguration
 
 
 class LoginView(auth_views.LoginView):
@@ -52,19 +53,20 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    """The user's pools, one compact row each: the pool's own tab bar leads on from there."""
     user = request.user
+    pool = OuterRef("pk")
     pools = access.pools_for(user).annotate(
-        n_queries=Count("queries", distinct=True),
-        n_configurations=Count("configurations", distinct=True),
+        # One subquery per count: joined, queries x configurations rows per pool.
+        n_queries=count_of(Query.objects.filter(pool=pool)),
+        n_configurations=count_of(SearchConfiguration.objects.filter(pool=pool)),
     )
-    rating = (
-        set(access.rating_pools_for(user).values_list("pk", flat=True)) if access.is_rater(user) else set()
-    )
-    rows = []
-    for pool in pools:
-        mine = Judgment.objects.filter(pair__pool=pool, rater=user).count() if pool.pk in rating else None
-        rows.append({"pool": pool, "rates": pool.pk in rating, "my_judgments": mine})
-    return render(request, "judgments/home.html", {"rows": rows})
+    if access.is_rater(user):
+        pools = pools.annotate(
+            rates=Exists(access.rating_pools_for(user).filter(pk=pool)),
+            my_judgments=count_of(Judgment.objects.filter(pair__pool=pool, rater=user)),
+        )
+    return render(request, "judgments/home.html", {"pools": pools})
 
 
 def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
@@ -113,8 +115,11 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
     configuration = get_object_or_404(
         access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
     )
-    runs = configuration.runs.select_related("submitted_by", "endpoint").annotate(
-        n_rankings=Count("rankings")
+    # Newest first, said explicitly: annotating a count drops Meta.ordering.
+    runs = list(
+        configuration.runs.select_related("submitted_by", "endpoint")
+        .annotate(n_rankings=Count("rankings"))
+        .order_by("-id")
     )
     return render(
         request,
@@ -123,6 +128,7 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
             "configuration": configuration,
             "pool": configuration.pool,
             "runs": runs,
+            "current_run_id": runs[0].pk if runs else None,
             "can_manage": access.can_manage_configuration(request.user, configuration),
             **capture_views.panel_context(request, configuration),
         },
