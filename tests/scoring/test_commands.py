@@ -279,3 +279,13 @@ def test_command_input_gives_lines_or_the_whole_file_and_closes_it(tmp_path):
     assert list(_Lines(handle, None)) == [b"q1 Q0 d1 1 2 t\n", b"q1 Q0 d2 2 1 t\n"] and handle.closed
     handle = open(path, "rb")  # noqa: SIM115
     assert _Lines(handle, None).read() == path.read_bytes() and handle.closed
+
+
+def test_export_scores_takes_either_spelling_of_flavor(scored):
+    assert run_command("export_scores", "--pool", "web", "--flavour", "trec") == run_command(
+        "export_scores", "--pool", "web", "--flavor", "trec"
+    )
+    assert {
+        json.loads(line)["flavor"]
+        for line in run_command("export_scores", "--pool", "web", "--flavour", "jk").splitlines()
+    } == {"jk"}
