@@ -77,7 +77,7 @@ def objects_of(pool) -> dict:
     judge = ModelJudge.objects.filter(pool=pool).select_related("user").order_by("id").first()
     rater = pool.members.filter(groups__name="rater").order_by("id").first()
     return {
-        "pool": pool.name,
+        "pool_name": pool.name,
         "configurations": [c.name for c in configurations],
         "configuration_id": configuration.pk if configuration else None,
         "team_id": configuration.team_id if configuration else None,
