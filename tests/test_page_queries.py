@@ -25,8 +25,8 @@ ROLES = ("site_admin", "engineer", "rater")
 
 def build_pool(name, scale, *, team, other_team, members, admin, django_user_model):
     """3 x scale queries with 6 candidate documents each, every pair queued; the first rater grades every
-    pair, the second every other one, a model judge every third; three configurations (one with a live
-    endpoint, captured once) with a scored run each; an upload waiting for its preview."""
+    pair, the second every other one, a model judge every third; 1 + scale configurations with two scored
+    runs each, and one with a live endpoint, captured once; an upload waiting for its preview."""
     pool = Pool.objects.create(name=name, description=f"{scale}x", guidelines="Grade.")
     pool.members.add(*members)
     queries = Query.objects.bulk_create(
@@ -52,8 +52,10 @@ def build_pool(name, scale, *, team, other_team, members, admin, django_user_mod
     )
     from judgments.models import SearchConfiguration
 
-    for configuration_name, owner, shift in (("bm25", team, 0), ("dense", other_team, 2)):
-        configuration = SearchConfiguration.objects.create(pool=pool, team=owner, name=configuration_name)
+    # 2 configurations on the small pool, 11 on the large one: a page must not loop over them either.
+    for c in range(1 + scale):
+        owner, shift = (team, 0) if c % 2 == 0 else (other_team, c % 6)
+        configuration = SearchConfiguration.objects.create(pool=pool, team=owner, name=f"config{c:02d}")
         rankings = {
             q.external_id: [f"d{i}-{(j + shift) % 6}" for j in range(6)] for i, q in enumerate(queries)
         }
