@@ -21,20 +21,23 @@ from tests.plans import most_rows
 
 pytestmark = pytest.mark.django_db
 ROLES = ("site_admin", "engineer", "rater")
+# Queries per unit of scale: 60 pairs on the small pool, so that every rater and the judge have the
+# grades a per-assessor page needs to list them (scoring.assessors.MIN_GRADES) on both pools.
+QUERIES = 10
 
 
 def build_pool(name, scale, *, team, other_team, members, admin, django_user_model):
-    """3 x scale queries with 6 candidate documents each, every pair queued; the first rater grades every
-    pair, the second every other one, a model judge every third; 1 + scale configurations with two scored
+    """QUERIES x scale queries with 6 candidate documents each, every pair queued; the first rater grades
+    every pair, the second and a model judge every other one each; 1 + scale configurations with two scored
     runs each, and one with a live endpoint, captured once; an upload waiting for its preview."""
     pool = Pool.objects.create(name=name, description=f"{scale}x", guidelines="Grade.")
     pool.members.add(*members)
     queries = Query.objects.bulk_create(
-        Query(pool=pool, external_id=f"q{i}", text=f"query {i}") for i in range(3 * scale)
+        Query(pool=pool, external_id=f"q{i}", text=f"query {i}") for i in range(QUERIES * scale)
     )
     documents = Document.objects.bulk_create(
         Document(pool=pool, external_id=f"d{q}-{j}", title="t", body="b")
-        for q in range(3 * scale)
+        for q in range(QUERIES * scale)
         for j in range(6)
     )
     now = timezone.now()
@@ -48,7 +51,7 @@ def build_pool(name, scale, *, team, other_team, members, admin, django_user_mod
     Judgment.objects.bulk_create(
         [Judgment(pair=p, rater=raters[0], grade=i % 5) for i, p in enumerate(pairs)]
         + [Judgment(pair=p, rater=raters[1], grade=(i + 1) % 5) for i, p in enumerate(pairs) if i % 2 == 0]
-        + [Judgment(pair=p, rater=judge_user, grade=(i + 2) % 5) for i, p in enumerate(pairs) if i % 3 == 0]
+        + [Judgment(pair=p, rater=judge_user, grade=(i + 2) % 5) for i, p in enumerate(pairs) if i % 2 == 1]
     )
     from judgments.models import SearchConfiguration
 
@@ -68,7 +71,7 @@ def build_pool(name, scale, *, team, other_team, members, admin, django_user_mod
     CaptureJob = apps.get_model("judgments", "CaptureJob")
     CaptureJob.objects.create(configuration=live, endpoint=live.endpoint, trigger="web", status="succeeded")
     upload = Upload.objects.create(pool=pool, uploaded_by=admin, kind="queries", filename="queries.tsv")
-    uploads.store_bytes(upload, b"".join(f"n{i}\tnew query {i}\n".encode() for i in range(3 * scale)))
+    uploads.store_bytes(upload, b"".join(f"n{i}\tnew query {i}\n".encode() for i in range(QUERIES * scale)))
     scoring.rescore_pool(pool)
     return pool
 
