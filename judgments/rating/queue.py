@@ -31,20 +31,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from judgments import services
 from judgments.models import (
     EXTERNAL_ID_MAX,
-    Judgment,
-    ModelJudge,
     Pair,
     Pool,
     Query,
     Run,
     SearchConfiguration,
+    human_grade_count,
 )
 
 from . import planner
@@ -355,23 +353,13 @@ def add_pairs_from_file(pool: Pool, data: bytes | str, *, priority: int = 0) -> 
 # --- What is open ------------------------------------------------------------------------------------
 
 
-def _grade_count():
-    return (
-        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
-        .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
-        .values("pair")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-
-
 def open_pairs(pool: Pool) -> QuerySet:
     """Queued pairs still short of grades and without a final grade (with or without content)."""
     return (
         Pair.objects.in_pool(pool)
         .queued()
         .filter(final_grade__isnull=True)
-        .annotate(n_grades=Coalesce(Subquery(_grade_count(), output_field=IntegerField()), 0))
+        .annotate(n_grades=human_grade_count())
         .filter(n_grades__lt=pool.raters_per_pair)
     )
 
