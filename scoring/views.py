@@ -20,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, evidence, measure_pages, side_by_side, tasks
+from . import charts, comparison, evidence, flavours, measure_pages, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
 from .measure_sets import measure_set
 from .metrics import CUTOFFS, UDCG_GAMMA
@@ -51,7 +51,7 @@ def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConf
 
 def get_option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str:
     """A validated GET option; an unknown value falls back to the default with a warning."""
-    value = request.GET.get(name)
+    value = flavours.flavour_param(request.GET) if name in flavours.FLAVOUR_PARAMS else request.GET.get(name)
     try:
         return check(value)
     except ComparisonError as error:
