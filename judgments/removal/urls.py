@@ -4,8 +4,10 @@ from . import views
 
 app_name = "removal"
 
+# One page per object: GET says what would go, POST (action=delete|archive|restore) does it.
 urlpatterns = [
-    path("remove/<str:kind>/<int:pk>/", views.remove, name="remove"),
-    path("remove/<str:kind>/<int:pk>/delete/", views.remove_delete, name="delete"),
-    path("remove/<str:kind>/<int:pk>/archive/", views.remove_archive, name="archive"),
+    path("pools/<str:pool_name>/remove/", views.remove_pool, name="pool"),
+    path("pools/<str:pool_name>/judges/<str:name>/remove/", views.remove_judge, name="judge"),
+    path("configurations/<int:configuration_id>/remove/", views.remove_configuration, name="configuration"),
+    path("runs/<int:run_id>/remove/", views.remove_run, name="run"),
 ]

@@ -7,46 +7,56 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from judgments import access
 from judgments.models import ModelJudge, Pool, Run, SearchConfiguration
 
 from . import ARCHIVE, DELETE, RemovalRefused, archive, delete, plan
 
-KINDS = ("judge", "configuration", "run", "pool")
+
+def _admin(request: HttpRequest, what: str) -> None:
+    if not access.is_admin(request.user):
+        raise PermissionDenied(f"Only admins remove {what}.")
 
 
-def _target(request: HttpRequest, kind: str, pk: int):
-    """The object, if the user may remove it (404 if they may not see it, 403 if only see it)."""
-    user = request.user
-    if kind == "judge":
-        if not access.is_admin(user):
-            raise PermissionDenied("Only admins remove model judges.")
-        return get_object_or_404(ModelJudge.objects.select_related("user", "pool"), pk=pk)
-    if kind == "pool":
-        if not access.is_admin(user):
-            raise PermissionDenied("Only admins remove pools.")
-        return get_object_or_404(Pool, pk=pk)
-    if kind == "configuration":
-        target = get_object_or_404(access.configurations_for(user).select_related("pool", "team"), pk=pk)
-        configuration = target
-    elif kind == "run":
-        target = get_object_or_404(
-            Run.objects.select_related("configuration__pool", "configuration__team").filter(
-                configuration__in=access.configurations_for(user)
-            ),
-            pk=pk,
-        )
-        configuration = target.configuration
-    else:
-        raise Http404("Nothing of that kind is removed here.")
-    if not access.can_manage_configuration(user, configuration):
+def _manageable(request: HttpRequest, configuration: SearchConfiguration) -> None:
+    if not access.can_manage_configuration(request.user, configuration):
         raise PermissionDenied("Only the configuration's team and admins remove it or its runs.")
-    return target
+
+
+def remove_pool(request: HttpRequest, pool_name: str) -> HttpResponse:
+    _admin(request, "pools")
+    return _remove(request, "pool", get_object_or_404(Pool, name=pool_name))
+
+
+def remove_judge(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
+    _admin(request, "model judges")
+    judge = get_object_or_404(
+        ModelJudge.objects.select_related("user", "pool"), pool__name=pool_name, user__username=name
+    )
+    return _remove(request, "judge", judge)
+
+
+def remove_configuration(request: HttpRequest, configuration_id: int) -> HttpResponse:
+    configuration = get_object_or_404(
+        access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
+    )
+    _manageable(request, configuration)
+    return _remove(request, "configuration", configuration)
+
+
+def remove_run(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(
+        Run.objects.select_related("configuration__pool", "configuration__team").filter(
+            configuration__in=access.configurations_for(request.user)
+        ),
+        pk=run_id,
+    )
+    _manageable(request, run.configuration)
+    return _remove(request, "run", run)
 
 
 def _page_of(target) -> str:
@@ -71,9 +81,11 @@ def _list_of(target) -> str:
     return reverse("home")
 
 
-def remove(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    """What removing the object would do, and the one button that fits: Delete, Archive or Restore."""
-    target = _target(request, kind, pk)
+def _remove(request: HttpRequest, kind: str, target) -> HttpResponse:
+    """GET: what removing the object would do, and the one button that fits (Delete, Archive or
+    Restore). POST action=delete|archive|restore: do it, or say in one line why not."""
+    if request.method == "POST":
+        return _act(request, target, request.POST.get("action", ""))
     planned = plan(target)
     return render(
         request,
@@ -84,6 +96,7 @@ def remove(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             "plan": planned,
             "goes": [item for item in planned.goes if not item.startswith("0 ")],
             "page": _page_of(target),
+            "here": request.path,
             "archived": getattr(target, "archived_at", None),
             "can_delete": planned.action == DELETE,
             "can_archive": planned.action == ARCHIVE or (planned.action == DELETE and kind != "run"),
@@ -91,28 +104,26 @@ def remove(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     )
 
 
-@require_POST
-def remove_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    target = _target(request, kind, pk)
-    where = _list_of(target)
-    try:
-        planned = delete(target)
-    except RemovalRefused as exc:
-        messages.error(request, str(exc))
-        return redirect("removal:remove", kind, pk)
-    messages.success(request, f"Deleted {planned.what}, with {', '.join(planned.goes)}.")
-    return redirect(where)
-
-
-@require_POST
-def remove_archive(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    target = _target(request, kind, pk)
-    restore = request.POST.get("restore") == "1"
+def _act(request: HttpRequest, target, action: str) -> HttpResponse:
+    here = request.path
+    if action == "delete":
+        where = _list_of(target)
+        try:
+            planned = delete(target)
+        except RemovalRefused as exc:
+            messages.error(request, str(exc))
+            return redirect(here)
+        messages.success(request, f"Deleted {planned.what}, with {', '.join(planned.goes)}.")
+        return redirect(where)
+    if action not in ("archive", "restore"):
+        messages.error(request, "Nothing done: choose delete, archive or restore.")
+        return redirect(here)
+    restore = action == "restore"
     try:
         archive(target, archived=not restore)
     except RemovalRefused as exc:
         messages.error(request, str(exc))
-        return redirect("removal:remove", kind, pk)
+        return redirect(here)
     what = plan(target).what
     if restore:
         messages.success(request, f"Restored {what}: it is back in the lists.")
@@ -121,4 +132,4 @@ def remove_archive(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         request,
         f"Archived {what}: hidden from lists, kept with its history for exports. Restore it from its page.",
     )
-    return redirect(_list_of(target) if kind != "pool" else reverse("home"))
+    return redirect(_list_of(target))
