@@ -21,6 +21,8 @@ SECURE_COOKIES   TLS settings when DEBUG is off (see the README's Production sec
 LOGIN_FAILURE_LIMIT, LOGIN_COOLOFF_MINUTES, TRUSTED_PROXIES
                  login throttling (django-axes): failed logins per account and per address before a
                  lockout (default 10), its length (default 15), proxies in front that set X-Forwarded-For.
+SITE_URL         the app's public address (https://judgments.example.com), for the links that gate
+                 reports and webhooks carry; without it they are paths (/pools/...).
 """
 
 import os
@@ -250,6 +252,10 @@ STORAGES = {
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG
+
+SITE_URL = os.environ.get("SITE_URL", "").strip().rstrip("/")
+if SITE_URL and not SITE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"SITE_URL must start with http:// or https://, not {SITE_URL!r}")
 
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_MB", 200) * 1024 * 1024
 # Uploads larger than this are checked and imported by a child process (judgments.exchange.upload_import):
