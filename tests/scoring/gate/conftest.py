@@ -68,5 +68,7 @@ def exported(pool, flavour="exp") -> dict:
     for line in run_command("export_scores", "--pool", pool, "--flavor", flavour).splitlines():
         row = json.loads(line)
         if row["query"] != "all":
-            found.setdefault(row["configuration"], {}).setdefault(row["query"], {})[row["metric"]] = row["value"]
+            found.setdefault(row["configuration"], {}).setdefault(row["query"], {})[row["metric"]] = row[
+                "value"
+            ]
     return found

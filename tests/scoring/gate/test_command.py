@@ -95,7 +95,10 @@ def test_randomization_test_agrees_on_the_verdict(gated):
     ("args", "message"),
     [
         (["--pool", "nope", "--baseline", "baseline", "--candidate", "worse"], "No pool named 'nope'"),
-        (["--pool", "gated", "--baseline", "bm99", "--candidate", "worse"], "no baseline configuration named"),
+        (
+            ["--pool", "gated", "--baseline", "bm99", "--candidate", "worse"],
+            "no baseline configuration named",
+        ),
         (["--pool", "gated", "--baseline", "baseline", "--candidate", "bm99"], "no candidate configuration"),
         (["--pool", "gated", "--baseline", "baseline", "--candidate", "worse", "--measure", "f1"], "'f1'"),
         (["--pool", "gated", "--baseline", "baseline", "--candidate", "worse", "--alpha", "1"], "--alpha"),
@@ -125,7 +128,11 @@ def test_junit_and_markdown_reports(gated, tmp_path):
     assert cases[0].find("failure") is not None
     assert root.get("tests") == "2"
     text = md.read_text()
-    assert "Relevance gate failed" in text and "| ndcg@10 |" in text and "/pools/gated/compare/?c=baseline" in text
+    assert (
+        "Relevance gate failed" in text
+        and "| ndcg@10 |" in text
+        and "/pools/gated/compare/?c=baseline" in text
+    )
 
 
 @pytest.mark.parametrize(
