@@ -14,6 +14,7 @@ from config.csp import SWAGGER_POLICY, csp_override
 from judgments import api
 from judgments.capture import api as capture_api
 from scoring import api as scoring_api
+from scoring.gate import api as gate_api
 
 app_name = "api"
 
@@ -31,6 +32,7 @@ router.register("scores", scoring_api.ScoreViewSet, basename="score")
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("token/", api.TokenView.as_view(), name="token"),
+    path("pools/<str:name>/gate/", gate_api.GateView.as_view(), name="pool-gate"),
     path("", include(router.urls)),
 ]
 

@@ -250,3 +250,7 @@ class QueryGrades(models.Model):
 
     def __str__(self) -> str:
         return f"grades of query {self.query_id}: {len(self.grades)} documents"
+
+
+# The pool's webhooks live in their own package; imported here so the scoring app registers them.
+from .webhooks.models import Webhook, WebhookDelivery  # noqa: E402, F401

@@ -27,6 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgments import services as core
+from judgments import signals
 from judgments.models import Query, Run, SearchConfiguration
 
 from . import client, storing
@@ -262,6 +263,8 @@ def _close(job: CaptureJob, status: str, message: str, **fields) -> CaptureJob:
     CaptureJob.objects.filter(pk=job.pk).update(**fields)
     for name, value in fields.items():
         setattr(job, name, value)
+    if status == Status.FAILED:
+        signals.capture_failed.send(sender=CaptureJob, job=job)
     return job
 
 

@@ -27,6 +27,7 @@ from .. import stats
 from ..comparison import current_runs, run_scores
 from ..flavours import DEFAULT_FLAVOUR, FLAVOURS
 from ..models import MEAN_FIELDS
+from . import reports
 from .measures import resolve
 
 TESTS = ("t", "randomization")
@@ -247,3 +248,12 @@ def compare_link(result: GateResult) -> str:
         ]
     )
     return absolute(f"{reverse('scoring:compare', args=[result.pool.name])}?{query}")
+
+
+def notify(result: GateResult, link: str) -> None:
+    """A failed gate tells the pool's webhooks (`gate.failed`); a passing one says nothing."""
+    if result.passed:
+        return
+    from ..webhooks import events
+
+    events.safely(events.gate_failed, reports.summary(result, link), result.pool, result.candidate)

@@ -86,6 +86,7 @@ class Command(BaseCommand):
         for path, text in ((options["junit"], reports.junit_xml), (options["markdown"], reports.markdown)):
             if path:
                 Path(path).write_text(text(result, link) if text is reports.markdown else text(result))
+        service.notify(result, link)
         for line in reports.lines(result):
             self.stdout.write(line)
         self.stdout.write(json.dumps(reports.summary(result, link)))
