@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import downloads, live, recompute, trust, views
+from .webhooks import views as webhooks
 
 app_name = "scoring"
 
@@ -14,6 +15,7 @@ urlpatterns: list = [
     path("pools/<str:pool>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),
     path("runs/<int:run_id>/trec_eval/", downloads.run_scores_download, name="run-scores"),
     path("pools/<str:pool>/recompute/", recompute.recompute, name="recompute"),
+    path("pools/<str:pool>/webhooks/", webhooks.webhooks_page, name="webhooks"),
     # A model judge against the human raters (admins).
     path("pools/<str:pool>/judges/<str:name>/trust/", trust.trust_page, name="trust"),
     path(
