@@ -59,7 +59,10 @@ def gated(db, tmp_path):
     run_command("score", "--pool", "gated")
     from judgments.models import Pool
 
-    return Pool.objects.get(name="gated")
+    pool = Pool.objects.get(name="gated")
+    pool.test_rankings = runs  # {configuration: {query: [doc ids]}}, for tests that import more runs
+    pool.test_run_lines = _run_lines
+    return pool
 
 
 def exported(pool, flavour="exp") -> dict:
