@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from judgments import services as core
 from judgments import signals
-from judgments.models import Query, Run, SearchConfiguration
+from judgments.models import Query, Ranking, Run, SearchConfiguration
 
 from . import client, storing
 from .engines import REDACTED, EndpointError, EndpointSpec
@@ -275,9 +275,13 @@ def run_capture(
     on_progress: Callable[[CaptureJob], None] | None = None,
     timeout: float = 10.0,
     retries: int = 3,
+    completes: Run | None = None,
 ) -> CaptureJob:
     """Run a queued capture to its end (see the module doc); returns the job with its outcome. Never
-    raises for anything the engine does; a bug is logged and closes the job as failed, storing nothing."""
+    raises for anything the engine does; a bug is logged and closes the job as failed, storing nothing.
+
+    completes: a partial run of the configuration (kept with keep_partial): only the queries it has no
+    ranking for are sent, and the new run holds its rankings plus the new answers (one complete run)."""
     now = timezone.now()
     if not CaptureJob.objects.filter(pk=job.pk, status=Status.QUEUED).update(
         status=Status.RUNNING, started_at=now, updated_at=now
@@ -286,7 +290,7 @@ def run_capture(
         raise CaptureError(f"Capture #{job.pk} is {job.status}, not queued: it cannot be run again.")
     job.refresh_from_db()
     try:
-        return _run(job, cancel or threading.Event(), on_progress, timeout, retries)
+        return _run(job, cancel or threading.Event(), on_progress, timeout, retries, completes)
     except Exception as exc:
         scrub = job.endpoint.spec().scrub if job.endpoint_id else str
         # Logged scrubbed: an exception's text may quote the request (a URL with a key in it).
@@ -303,7 +307,18 @@ def run_capture(
         )
 
 
-def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
+def missing_queries(run: Run) -> list[str]:
+    """Query ids of the run's pool that the run has no ranking for (failed or unanswered in a capture)."""
+    have = Ranking.objects.filter(run=run).values("query_id")
+    return list(
+        Query.objects.filter(pool=run.configuration.pool_id)
+        .exclude(pk__in=have)
+        .order_by("external_id")
+        .values_list("external_id", flat=True)
+    )
+
+
+def _run(job, cancel, on_progress, timeout, retries, completes=None) -> CaptureJob:
     configuration = job.configuration
     try:
         spec = job.endpoint.spec()
@@ -317,17 +332,24 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
     )
     if not queries:
         return _close(job, Status.FAILED, "The pool has no query to send; nothing was stored.")
-    texts = [(qid, text) for qid, text, _ in queries if text.strip()]
-    no_text = [qid for qid, text, _ in queries if not text.strip()]
     writer = storing.RunWriter(configuration, {qid: pk for qid, _, pk in queries}, checked=True)
     try:
-        return _capture_and_store(job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer)
+        kept = 0
+        if completes is not None:
+            missing = set(missing_queries(completes))
+            queries = [q for q in queries if q[0] in missing]
+            kept = writer.stage_run(completes)
+        texts = [(qid, text) for qid, text, _ in queries if text.strip()]
+        no_text = [qid for qid, text, _ in queries if not text.strip()]
+        return _capture_and_store(
+            job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer, completes, kept
+        )
     finally:
         writer.close()
 
 
 def _capture_and_store(
-    job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer
+    job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer, completes=None, kept=0
 ) -> CaptureJob:
     configuration = job.configuration
     job.total = len(texts) + len(no_text)
@@ -387,7 +409,7 @@ def _capture_and_store(
             **outcome,
         )
     ranked = sum(1 for r in result.results if r.ok and r.hits)
-    if not ranked:
+    if not ranked and not kept:
         return _close(job, Status.FAILED, "No query returned any document; nothing was stored.", **outcome)
     try:
         with transaction.atomic():
@@ -400,10 +422,16 @@ def _capture_and_store(
             missing = (
                 f"; {len(failures)} failed queries are missing from it (they score 0)" if failures else ""
             )
+            stored = f"Run {run.pk} stored: {ranked} of {job.total} queries ranked{missing}."
+            if completes is not None:
+                stored = (
+                    f"Run {run.pk} stored, completing run {completes.pk}: its {kept} rankings and "
+                    f"{ranked} of the {job.total} queries it was missing{missing}."
+                )
             _close(
                 job,
                 Status.SUCCEEDED,
-                f"Run {run.pk} stored: {ranked} of {job.total} queries ranked{missing}.",
+                stored,
                 run=run,
                 **outcome,
             )
