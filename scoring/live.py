@@ -106,7 +106,8 @@ def live_query(configuration: SearchConfiguration, text: str, query: Query | Non
     try:
         answer = client.capture(
             endpoint.spec(),
-            [(query.external_id if query else "live", text)],
+            # A typed text that is no query of the pool has no fields: a template using one says so.
+            [(query.external_id, text, query.fields) if query else ("live", text, None)],
             depth,
             concurrency=1,
             timeout=TIMEOUT,

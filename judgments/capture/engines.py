@@ -26,6 +26,7 @@ import base64
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -224,9 +225,17 @@ class EndpointSpec:
             headers[auth[0]] = auth[1]
         return headers
 
-    def build_request(self, query: str, query_id: str, depth: int) -> tuple[str, str, bytes | None]:
-        """(method, url, body) for one query."""
-        rendered = self._template.render(query, query_id, depth)
+    @property
+    def template_fields(self) -> frozenset[str]:
+        """The query fields the template uses ({{query.fields.NAME}})."""
+        return self._template.fields
+
+    def build_request(
+        self, query: str, query_id: str, depth: int, fields: Mapping[str, Any] | None = None
+    ) -> tuple[str, str, bytes | None]:
+        """(method, url, body) for one query; MissingFieldError (a TemplateError) when the query lacks a
+        field the template uses."""
+        rendered = self._template.render(query, query_id, depth, fields)
         if isinstance(rendered, bytes):
             return self.method, self.url, rendered
         if self.method == "POST":

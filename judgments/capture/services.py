@@ -133,6 +133,7 @@ def set_endpoint(
         auth_secret_env=auth_secret_env.strip(),
         auth_header=auth_header,
     )
+    check_template_fields(configuration, spec)
     definition = {name: getattr(spec, name) for name in SPEC_FIELDS}
     definition["headers"] = [list(h) for h in spec.headers]
     if previous is not None and previous.definition() == {**definition, "depth": depth}:
@@ -145,6 +146,18 @@ def set_endpoint(
         **definition,
     )
     return endpoint, True
+
+
+def check_template_fields(configuration: SearchConfiguration, spec: EndpointSpec) -> None:
+    """EndpointError when the template names a field ({{query.fields.NAME}}) that no query of the pool has:
+    a typo would otherwise fail every query of every capture."""
+    queries = Query.objects.filter(pool=configuration.pool_id)
+    for name in sorted(spec.template_fields):
+        if not queries.filter(fields__has_key=name).exists():
+            raise EndpointError(
+                f"template: {{{{query.fields.{name}}}}}: no query of pool {configuration.pool.name} has a "
+                f"field {name!r} (give the queries fields first: query files, the API or the queries page)"
+            )
 
 
 def set_schedule(configuration: SearchConfiguration, schedule: str) -> None:
@@ -328,19 +341,19 @@ def _run(job, cancel, on_progress, timeout, retries, completes=None) -> CaptureJ
     queries = list(
         Query.objects.filter(pool=configuration.pool_id)
         .order_by("external_id")
-        .values_list("external_id", "text", "pk")
+        .values_list("external_id", "text", "pk", "fields")
     )
     if not queries:
         return _close(job, Status.FAILED, "The pool has no query to send; nothing was stored.")
-    writer = storing.RunWriter(configuration, {qid: pk for qid, _, pk in queries}, checked=True)
+    writer = storing.RunWriter(configuration, {qid: pk for qid, _, pk, _ in queries}, checked=True)
     try:
         kept = 0
         if completes is not None:
             missing = set(missing_queries(completes))
             queries = [q for q in queries if q[0] in missing]
             kept = writer.stage_run(completes)
-        texts = [(qid, text) for qid, text, _ in queries if text.strip()]
-        no_text = [qid for qid, text, _ in queries if not text.strip()]
+        texts = [(qid, text, fields) for qid, text, _, fields in queries if text.strip()]
+        no_text = [qid for qid, text, _, _ in queries if not text.strip()]
         return _capture_and_store(
             job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer, completes, kept
         )
