@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import people, views
+from . import people, queries, views
 
 app_name = "campaign"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("campaign/guidelines-preview/", views.guidelines_preview, name="guidelines-preview"),
     path("campaign/pools/<str:pool>/", views.pool_edit, name="pool-edit"),
     path("campaign/pools/<str:pool>/people/", people.people, name="people"),
+    path("campaign/pools/<str:pool>/queries/", queries.queries_page, name="queries"),
     path("campaign/pools/<str:pool>/people/add/", people.member_add, name="member-add"),
     path("campaign/pools/<str:pool>/people/new/", people.rater_new, name="rater-new"),
     path("campaign/pools/<str:pool>/people/<int:user_id>/link/", people.member_link, name="member-link"),

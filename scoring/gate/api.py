@@ -1,6 +1,7 @@
 """`POST /api/pools/<name>/gate/`: the gate through the API (engineers of the pool and admins).
 
-200 with the JSON summary of `manage.py gate` (verdict "pass" or "fail"), 400 with one problem naming the
+200 with the JSON summary of `manage.py gate` (verdict "pass" or "fail") and its two reports as text
+(`markdown`, `junit`), 400 with one problem naming the
 field for what the command refuses with exit 2, 404 for a pool the user may not see."""
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class GateResultSerializer(serializers.Serializer):
     pool = serializers.CharField()
     measures = serializers.ListField(child=serializers.DictField())
     link = serializers.CharField()
+    markdown = serializers.CharField(help_text="the Markdown summary (manage.py gate --markdown)")
+    junit = serializers.CharField(help_text="the JUnit XML report (manage.py gate --junit)")
 
 
 # A GateError's text names what is wrong; the field it belongs to, for the problem list.
@@ -98,4 +101,11 @@ class GateView(APIView):
             return problems_response(str(exc), [Problem(0, _field(str(exc)), str(exc))])
         link = service.compare_link(result)
         service.notify(result, link)
-        return Response(reports.summary(result, link))
+        # The reports the command writes to files, for a CI job that has only the app's URL and a token.
+        return Response(
+            {
+                **reports.summary(result, link),
+                "markdown": reports.markdown(result, link),
+                "junit": reports.junit_xml(result),
+            }
+        )

@@ -35,6 +35,8 @@ def test_the_api_answers_what_the_command_prints(gated, engineer):
     printed = json.loads(out.getvalue().splitlines()[-1])
     assert response.json()["verdict"] == "fail"
     assert response.json()["measures"] == printed["measures"]
+    assert "Relevance gate failed" in response.json()["markdown"]
+    assert response.json()["junit"].startswith("<?xml") and 'name="mrr"' in response.json()["junit"]
 
 
 @pytest.mark.parametrize(
