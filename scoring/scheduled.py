@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgments.capture.models import CaptureJob
 from judgments.models import Query, Run, SearchConfiguration
+from judgments.models.capture import CaptureJob
 
 from .bands import Band, positions
 from .comparison import run_scores

@@ -52,8 +52,8 @@ def format_fields(fields: dict) -> str:
 
 
 @access.require(access.is_admin)
-def queries_page(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+def queries_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     errors: dict[int, str] = {}
     submitted: dict[int, str] = {}
     if request.method == "POST":

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import numpy as np
-from django.conf import settings
 from django.urls import reverse
 
 from judgments.models import Pool, Query, Run, SearchConfiguration
@@ -26,6 +25,7 @@ from judgments.models import Pool, Query, Run, SearchConfiguration
 from .. import stats
 from ..comparison import current_runs, run_scores
 from ..flavours import DEFAULT_FLAVOUR, FLAVOURS
+from ..links import absolute
 from ..models import MEAN_FIELDS
 from . import reports
 from .measures import resolve
@@ -230,11 +230,6 @@ def _pvalues(a: np.ndarray, b: np.ndarray, test: str) -> np.ndarray:
             return np.full(a.shape[1], math.nan)
         return stats.randomization_pvalues(b - a, n_resamples=stats.N_RESAMPLES, seed=stats.SEED)
     return np.array([stats.paired_t_test(a[:, i], b[:, i])[1] for i in range(a.shape[1])])
-
-
-def absolute(path: str) -> str:
-    """A path of the app as a link: settings.SITE_URL in front when set."""
-    return f"{settings.SITE_URL}{path}"
 
 
 def compare_link(result: GateResult) -> str:

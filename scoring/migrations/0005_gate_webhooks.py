@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import judgments.capture.secret_fields
+import judgments.models.secret_fields
 
 
 class Migration(migrations.Migration):
@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
                 ("url", models.CharField(max_length=2000, verbose_name="URL")),
                 (
                     "secret",
-                    judgments.capture.secret_fields.EncryptedTextField(
+                    judgments.models.secret_fields.EncryptedTextField(
                         help_text="write-only: never shown back; encrypted"
                     ),
                 ),

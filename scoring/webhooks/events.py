@@ -23,6 +23,7 @@ from judgments.models import Pool, Run, SearchConfiguration
 
 from ..flavours import DEFAULT_FLAVOUR
 from ..leaderboard import run_means
+from ..links import absolute
 from .models import Event, Webhook, WebhookDelivery
 
 logger = logging.getLogger(__name__)
@@ -59,19 +60,13 @@ def add_webhook(pool: Pool, url: str, secret: str, events=(), user=None) -> Webh
     )
 
 
-def _absolute(path: str) -> str:
-    from ..gate.service import absolute
-
-    return absolute(path)
-
-
 def run_measures(run: Run) -> dict[str, float | None]:
     means = run_means([run.pk], DEFAULT_FLAVOUR).get(run.pk)
     return {m: means.means.get(m) for m in HEADLINE} if means else {}
 
 
 def history_link(configuration: SearchConfiguration) -> str:
-    return _absolute(reverse("scoring:configuration-history", args=[configuration.pk]))
+    return absolute(reverse("scoring:configuration-history", args=[configuration.pk]))
 
 
 def emit(pool: Pool, event: str, body: dict) -> list[WebhookDelivery]:
@@ -124,7 +119,7 @@ def run_scored(run: Run) -> None:
             "link": history_link(configuration),
         },
     )
-    from judgments.capture.models import CaptureJob
+    from judgments.models.capture import CaptureJob
 
     if CaptureJob.objects.filter(run=run, trigger=CaptureJob.Trigger.SCHEDULE).exists():
         _scheduled_drop(run, measures)
@@ -165,7 +160,7 @@ def capture_failed(job) -> None:
             "configuration": configuration.name,
             "run": None,
             "measures": {},
-            "link": _absolute(reverse("judgments:configuration-detail", args=[configuration.pk])),
+            "link": absolute(reverse("judgments:configuration-detail", args=[configuration.pk])),
             "capture": job.pk,
             "trigger": job.trigger,
             "message": job.message,

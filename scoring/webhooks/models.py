@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from judgments.capture.secret_fields import EncryptedTextField
+from judgments.models.secret_fields import EncryptedTextField
 
 
 class Event(models.TextChoices):

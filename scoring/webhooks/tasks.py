@@ -3,7 +3,7 @@
 The body is sent exactly as stored, with `X-Signature-256: sha256=<HMAC-SHA256 of the body>` (signing),
 `X-Webhook-Event` and `X-Webhook-Delivery` (the delivery's id, the same on every attempt: a receiver can
 drop a repeat). A 2xx answer delivers it. A connection error, a timeout, 408, 429 or 5xx is retried with
-the outbound retry rule's exponential backoff and jitter (judgments.judges.client.RetryPolicy; a
+the outbound retry rule's exponential backoff and jitter (judgments.outbound.RetryPolicy; a
 Retry-After is honoured): the task queues itself again, due later, so no worker sleeps. Any other status
 fails the delivery at once, as does the last attempt. Each attempt's status code and error are kept on
 the delivery (the pool's webhooks page lists them).
@@ -18,7 +18,7 @@ from datetime import timedelta
 from django.utils import timezone
 from django_tasks import task
 
-from judgments.judges.client import RetryPolicy, retry_after_seconds
+from judgments.outbound import RetryPolicy, retry_after_seconds
 
 from . import signing
 from .models import WebhookDelivery

@@ -40,8 +40,8 @@ class WebhookForm(forms.Form):
 
 
 @require_http_methods(["GET", "POST"])
-def webhooks_page(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+def webhooks_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     form = WebhookForm(request.POST if request.POST.get("action") == "add" else None)
     if request.method == "POST":
         if request.POST.get("action") == "remove":

@@ -96,7 +96,7 @@ class Command(BaseCommand):
 
     def _capture(self, pool: Pool, name: str) -> None:
         from judgments.capture import cli, services
-        from judgments.capture.models import CaptureJob
+        from judgments.models.capture import CaptureJob
 
         configuration = pool.configurations.select_related("pool", "team").get(name=name)
         try:

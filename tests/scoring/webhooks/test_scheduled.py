@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from judgments.capture import services as capture
-from judgments.capture.models import CaptureJob
+from judgments.models.capture import CaptureJob
 from scoring import bands
 from scoring.scheduled import scheduled_points
 from scoring.services import score_new_run

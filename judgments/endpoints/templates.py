@@ -82,15 +82,23 @@ def _values(
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise TemplateError(f"depth must be a whole number of at least 1, not {depth!r}")
     values: dict[str, Any] = {"query": query, "query_id": query_id, "depth": depth}
-    for name in used:
+    missing, other = [], []
+    for name in sorted(used):
         value = (fields or {}).get(name)
-        if value is None or value == "" or isinstance(value, (dict, list)):
-            what = "no" if value is None or value == "" else "a non-scalar"
-            raise MissingFieldError(
-                f"query {query_id} has {what} field {name!r} (the template uses "
-                f"{{{{{FIELD_PREFIX}{name}}}}}); nothing was sent for it"
-            )
-        values[FIELD_PREFIX + name] = value
+        if value is None or value == "":
+            missing.append(name)
+        elif isinstance(value, (dict, list)):
+            other.append(name)
+        else:
+            values[FIELD_PREFIX + name] = value
+    if missing or other:
+        named = missing or other
+        what = ("no field" if missing else "a non-scalar field") + ("s" if len(named) > 1 else "")
+        uses = ", ".join("{{" + FIELD_PREFIX + n + "}}" for n in named)
+        raise MissingFieldError(
+            f"query {query_id} has {what} {', '.join(repr(n) for n in named)} (the template uses {uses}); "
+            "nothing was sent for it"
+        )
     return values
 
 
