@@ -15,6 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 from judgments.models import Pool
 from scoring.flavours import DEFAULT_FLAVOUR, FLAVOURS
 from scoring.gate import reports, service
+from scoring.models import QueryScore
+from scoring.services import rescore_run
 
 USAGE = 2
 
@@ -107,3 +109,7 @@ class Command(BaseCommand):
             job = cli.run_with_progress(self, job, cancel)
         if not cli.report(self, job):
             raise CommandError(f"--capture: {job.message}", returncode=USAGE)
+        # The run is scored when its transaction commits; should that update have failed (its task would
+        # retry it later), score it now: the gate reads stored scores.
+        if not QueryScore.objects.filter(run=job.run_id).exists():
+            rescore_run(job.run)

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from tests.judgments.capture.conftest import engine, live_configuration, search_pool  # noqa: F401
+
 N_QUERIES = 40
 DOCS = 12
 
