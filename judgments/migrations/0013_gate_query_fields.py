@@ -14,6 +14,7 @@ class Migration(migrations.Migration):
             name="fields",
             field=models.JSONField(
                 blank=True,
+                db_default={},
                 default=dict,
                 help_text='{"NAME": value}: per-query values endpoint templates use as {{query.fields.NAME}} (a filter, a locale, a category); strings, numbers or true/false',
             ),

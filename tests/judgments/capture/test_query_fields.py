@@ -167,3 +167,15 @@ def test_bad_fields_in_a_query_file_are_refused_naming_the_line(search_pool, tmp
     assert ":2:" in str(caught.value) or "line 2" in str(caught.value) or "2: fields" in str(caught.value)
     assert message in str(caught.value)
     assert not Query.objects.filter(external_id__in=["z1", "z2"]).exists()
+
+
+def test_a_query_written_by_sql_gets_no_fields(search_pool):
+    """Bulk paths and benchmarks insert queries with SQL: the column's database default is {}."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO judgments_query (pool_id, external_id, text, information_need) VALUES (%s, 'sql1', 'x', '')",
+            [search_pool.pk],
+        )
+    assert Query.objects.get(external_id="sql1").fields == {}
