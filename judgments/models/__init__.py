@@ -26,7 +26,15 @@ from .judges import (
     default_judge_user,
     env_var_name,
 )
-from .pairs import AdjudicationRequest, Judgment, JudgmentChange, JudgmentQuerySet, Pair, PairQuerySet
+from .pairs import (
+    AdjudicationRequest,
+    Judgment,
+    JudgmentChange,
+    JudgmentQuerySet,
+    Pair,
+    PairQuerySet,
+    human_grade_count,
+)
 from .pools import (
     EXTERNAL_ID_MAX,
     GRADE_CHOICES,
@@ -89,5 +97,6 @@ __all__ = [
     "default_judge_user",
     "distractor_refused",
     "env_var_name",
+    "human_grade_count",
     "no_whitespace",
 ]
