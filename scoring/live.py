@@ -138,6 +138,8 @@ def live_query(
             text,
             query.external_id if query else "live",
             depth,
+            # A typed text that is no query of the pool has no fields: a template using one says so.
+            fields=query.fields if query else None,
             timeout=TIMEOUT,
             explain=explain,
         )

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import downloads, evidence, live, measure_pages, recompute, trust, tuning, views
+from .webhooks import views as webhooks
 
 app_name = "scoring"
 
@@ -21,6 +22,7 @@ urlpatterns: list = [
     path("pools/<str:pool_name>/estimates/", evidence.estimates_page, name="estimates"),
     path("pools/<str:pool_name>/estimates/sample/", evidence.draw_sample_view, name="draw-sample"),
     path("pools/<str:pool_name>/assessors/", evidence.assessors_page, name="assessors"),
+    path("pools/<str:pool_name>/webhooks/", webhooks.webhooks_page, name="webhooks"),
     # A model judge against the human raters (admins).
     path("pools/<str:pool_name>/judges/<str:name>/trust/", trust.trust_page, name="trust"),
     path(

@@ -20,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, evidence, flavours, measure_pages, side_by_side, tasks
+from . import charts, comparison, evidence, flavours, measure_pages, scheduled, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
 from .measure_sets import measure_set
 from .metrics import CUTOFFS, UDCG_GAMMA
@@ -447,6 +447,9 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
             "leaderboard_url": reverse("scoring:leaderboard", args=[configuration.pool.name])
             + query_string(flavour=flavour),
             "threshold": comparison.JUDGED_THRESHOLD,
+            # Scheduled captures outside the band of the previous ones (the capture.drop webhook's rule).
+            "scheduled": {p.run.pk: p for p in scheduled.scheduled_points(configuration)},
+            "band_metric": metric_label(scheduled.METRIC),
         },
     )
 

@@ -26,6 +26,7 @@ import base64
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -245,12 +246,24 @@ class EndpointSpec:
             headers[auth[0]] = auth[1]
         return headers
 
+    @property
+    def template_fields(self) -> frozenset[str]:
+        """The query fields the template uses ({{query.fields.NAME}})."""
+        return self._template.fields
+
     def build_request(
-        self, query: str, query_id: str, depth: int, *, explain: bool = False
+        self,
+        query: str,
+        query_id: str,
+        depth: int,
+        fields: Mapping[str, Any] | None = None,
+        *,
+        explain: bool = False,
     ) -> tuple[str, str, bytes | None]:
-        """(method, url, body) for one query; `explain` asks the engine to explain each hit's score
+        """(method, url, body) for one query; MissingFieldError (a TemplateError) when the query lacks a
+        field the template uses; `explain` asks the engine to explain each hit's score
         (Elasticsearch/OpenSearch `"explain": true` in the body, Solr `debugQuery=true`)."""
-        rendered = self._template.render(query, query_id, depth)
+        rendered = self._template.render(query, query_id, depth, fields)
         if explain and self.kind in ("elasticsearch", "opensearch"):
             body = json.loads(rendered)
             if isinstance(body, dict):
