@@ -18,6 +18,7 @@ from judgments.exchange.imports.checks import dry_run
 
 from .. import access, serializers, services
 from ..models import Document, Query
+from .queue import QueueActions
 from .common import (
     IMPORT_KINDS,
     POOL_PARAM,
@@ -35,7 +36,7 @@ from .common import (
 )
 
 
-class PoolViewSet(viewsets.ReadOnlyModelViewSet):
+class PoolViewSet(QueueActions, viewsets.ReadOnlyModelViewSet):
     """Pools the user belongs to (admins: all), by name."""
 
     serializer_class = serializers.PoolSerializer

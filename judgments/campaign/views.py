@@ -64,8 +64,12 @@ def pool_edit(request: HttpRequest, pool: str) -> HttpResponse:
     if request.method == "POST" and "preview" in request.POST:
         preview = render_markdown(request.POST.get("guidelines", ""))
     elif request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, f"The settings of {found.name} are saved.")
+        before = (found.queue_strategy, found.queue_depth)
+        saved = form.save()
+        note = ""
+        if before != (saved.queue_strategy, saved.queue_depth) and saved.pairs.queued().exists():
+            note = " Rebuild the queue (Queue page) to order it by the new strategy and depth."
+        messages.success(request, f"The settings of {found.name} are saved.{note}")
         return redirect("campaign:pool-edit", found.name)
     if preview is None and request.method == "GET":
         preview = render_markdown(found.guidelines)

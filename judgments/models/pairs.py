@@ -92,6 +92,8 @@ class Judgment(models.Model):
     cant_judge = models.BooleanField(default=False)
     cant_judge_reason = models.TextField(blank=True)
     note = models.TextField(blank=True)
+    # When the queue served the pair to this rater (its hold began); None for imports and older rows.
+    served_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

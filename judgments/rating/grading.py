@@ -9,6 +9,11 @@ asked again.
 Order: raters work query by query so the information need stays in mind. They finish the query of their
 latest judgment first; otherwise the query holding the highest-priority open pair comes next. Within a
 query the order is a per-rater deterministic shuffle (md5 of rater and pair id), so it reveals no rank.
+In an `adaptive` pool (see `adaptive`) the priorities are probabilities of relevance re-decided after
+every grade: a rater stays on their query while its best open pair is worth at least `STAY` of the best
+open pair of the pool (else moves to that pair's query), and within a query pairs are served by tiers of
+`TIER` (a tenth of probability), shuffled per rater within a tier, so the order reveals no rank either.
+A pool set to stop when settled (`Pool.queue_stopped`) serves nothing while its leaderboard is settled.
 A rater holds one pair at a time for `HOLD` (refreshed whenever it is served again); the row is claimed
 with `SELECT ... FOR UPDATE SKIP LOCKED`, so two raters asking at once never get the same pair.
 
@@ -30,11 +35,14 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from judgments import services
-from judgments.models import Judgment, Pair, Pool
+from judgments.models import Judgment, Pair, Pool, QueueStrategy
 
+from . import adaptive
 from .queue import QueueError
 
 HOLD = timedelta(minutes=5)
+TIER = adaptive.SCALE // 10  # adaptive pools serve a query's pairs by tiers of this many priority points
+STAY = 0.5  # adaptive pools: stay on the query while its best open pair is worth this share of the pool's
 
 
 # --- Serving the queue -------------------------------------------------------------------------------
@@ -96,6 +104,10 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
     `skip`: pair ids the rater skipped in this session, not served again.
     """
     now = now or timezone.now()
+    if pool.queue_stopped:
+        release_holds(rater, pool)
+        return None
+    tiers = pool.queue_strategy == QueueStrategy.ADAPTIVE
     params = {
         "pool": pool.pk,
         "rater": rater.pk,
@@ -103,6 +115,7 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
         "wanted": pool.raters_per_pair,
         "skip": sorted({int(s) for s in skip}),
         "seed": f"{rater.pk}:",
+        "tier": TIER if tiers else adaptive.SCALE * 1000,  # depth: one tier, the plain shuffle
     }
     chosen = None
     services.commit_without_waiting()  # holds are worth no disk wait: lost in a crash, a rater asks again
@@ -119,6 +132,8 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
         row = cursor.fetchone()
         if row and _open_for(cursor, params, row[0]):
             chosen = row[0]
+        elif tiers:
+            chosen = _claim_adaptive(cursor, params)
         else:
             chosen = _claim(cursor, params)
     with (
@@ -183,6 +198,53 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
     return None
 
 
+def _claim_adaptive(cursor, params: dict, attempts: int = 25) -> int | None:
+    """Adaptive pools: stay on the rater's query while its best open pair is worth STAY of the pool's
+    best open pair; otherwise lock a pair of the query holding the best one."""
+    params = {**params, "tried": []}
+    for _ in range(attempts):
+        cursor.execute(
+            f"""
+            WITH {_QUEUED_GRADES}
+            SELECT p.query_id, p.priority
+            FROM judgments_pair p LEFT JOIN g ON g.pair_id = p.id
+            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
+              AND {_HAS_CONTENT}
+              AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+              AND NOT COALESCE(g.mine, false) AND COALESCE(g.n, 0) < %(wanted)s
+              AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
+            ORDER BY p.priority DESC, p.query_id
+            LIMIT 1
+            """,
+            params,
+        )
+        best = cursor.fetchone()
+        if best is None:
+            return None
+        query_id = best[0]
+        cursor.execute(
+            """
+            SELECT p.query_id FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+            WHERE j.rater_id = %(rater)s AND p.pool_id = %(pool)s ORDER BY j.id DESC LIMIT 1
+            """,
+            params,
+        )
+        row = cursor.fetchone()
+        if row is not None and row[0] != query_id and row[0] not in params["tried"]:
+            cursor.execute(
+                f"SELECT max(p.priority) FROM judgments_pair p WHERE {_OPEN_SQL} AND p.query_id = %(query)s",
+                {**params, "query": row[0]},
+            )
+            mine = cursor.fetchone()[0]
+            if mine is not None and mine >= STAY * best[1]:
+                query_id = row[0]
+        pair_id = _claim_in_query(cursor, params, query_id)
+        if pair_id is not None:
+            return pair_id
+        params["tried"].append(query_id)
+    return None
+
+
 def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
     """Lock the first open pair of the query in the rater's shuffled order, skipping rows that other
     transactions are claiming right now (SKIP LOCKED: no waiting)."""
@@ -192,7 +254,7 @@ def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
             f"""
             SELECT p.id FROM judgments_pair p
             WHERE {_OPEN_SQL} AND p.query_id = %(query)s
-            ORDER BY md5(%(seed)s || p.id::text), p.id
+            ORDER BY p.priority / %(tier)s DESC, md5(%(seed)s || p.id::text), p.id
             LIMIT 1
             FOR UPDATE OF p SKIP LOCKED
             """,
@@ -210,6 +272,11 @@ def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
 def release_hold(pair: Pair, rater) -> None:
     """Give a held pair back to the queue (the rater skipped it)."""
     Pair.objects.filter(pk=pair.pk, held_by=rater).update(held_by=None, held_until=None)
+
+
+def release_holds(rater, pool: Pool) -> None:
+    """Give back every pair the rater holds in the pool (the pool stopped serving)."""
+    Pair.objects.filter(pool=pool, held_by=rater).update(held_by=None, held_until=None)
 
 
 def may_view(pair: Pair, rater, now: datetime | None = None) -> bool:
@@ -273,9 +340,15 @@ def save_grade(
                 "Your hold on this pair expired (or you never held it) and another rater is grading it; "
                 "nothing was saved."
             )
-    return services.record_judgment(
-        locked, rater, grade=grade, cant_judge=cant_judge, reason=reason, note=note
+    served_at = None
+    if locked.held_by_id == rater.pk and locked.held_until is not None:
+        served_at = locked.held_until - HOLD  # the hold began when the pair was (last) served
+    judgment = services.record_judgment(
+        locked, rater, grade=grade, cant_judge=cant_judge, reason=reason, note=note, served_at=served_at
     )
+    if locked.pool.queue_strategy == QueueStrategy.ADAPTIVE and locked.queued_at is not None:
+        adaptive.refresh_query(locked.pool, locked.query_id)  # re-decide the query with this grade
+    return judgment
 
 
 # --- Progress ----------------------------------------------------------------------------------------
