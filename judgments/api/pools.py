@@ -18,7 +18,6 @@ from judgments.exchange.imports.checks import dry_run
 
 from .. import access, serializers, services
 from ..models import Document, Query
-from .queue import QueueActions
 from .common import (
     IMPORT_KINDS,
     POOL_PARAM,
@@ -34,6 +33,7 @@ from .common import (
     stream,
     too_large,
 )
+from .queue import QueueActions
 
 
 class PoolViewSet(QueueActions, viewsets.ReadOnlyModelViewSet):

@@ -146,13 +146,13 @@ class Pool(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return self.name
+
     @property
     def queue_stopped(self) -> bool:
         """The pool stops serving pairs: it is set to stop when settled and it has settled."""
         return self.stop_when_settled and self.settled_at is not None
-
-    def __str__(self) -> str:
-        return self.name
 
     def grade_label(self, grade: int) -> str:
         for entry in self.grade_scale:

@@ -97,7 +97,7 @@ def _priorities(rows) -> dict[int, int]:
         for entries in runs.values():
             rewards = [float(grade >= RELEVANT) for _, _, _, grade in entries if grade is not None]
             estimate = run_estimate(rewards)
-            for doc_id, rank, pair_id, grade in entries:
+            for doc_id, rank, pair_id, _grade in entries:
                 if pair_id is not None:
                     retrieved[doc_id].append((estimate, rank))
                     pair_of[doc_id] = pair_id
