@@ -38,10 +38,11 @@ def on_grades_changed(
     sender, pool: Pool, pair_ids: Iterable[int], query_ids: Iterable[int] | None = None, **kwargs
 ) -> None:
     """judgments.signals.grades_changed: rescore every run on the queries of the changed pairs (looked up
-    unless the sender gave them). After a big import (MANY_PAIRS or more), the whole pool: looking the
+    unless the sender gave them), then re-measure the leaderboard's stability where it is measured live.
+    After a big import (MANY_PAIRS or more), the whole pool: looking the
     queries up from a million pair ids took 1.7 s, and most queries have changed anyway (the recompute
     writes only rows that differ)."""
-    from . import services, tasks
+    from . import services, stability, tasks
 
     ids = list(pair_ids)
     if len(ids) >= MANY_PAIRS:
@@ -53,11 +54,13 @@ def on_grades_changed(
         with connection.cursor() as cursor:
             cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [ids])
             query_ids = sorted(row[0] for row in cursor.fetchall())
+
+    def update() -> None:
+        services.rescore_queries(pool, query_ids)
+        stability.after_grades(pool)  # pools measured live: settled or not, after this grade
+
     _update_after_commit(
-        tasks.rescore_queries,
-        [pool.pk, query_ids],
-        lambda: services.rescore_queries(pool, query_ids),
-        small=len(query_ids) <= services.FEW_QUERIES,
+        tasks.rescore_queries, [pool.pk, query_ids], update, small=len(query_ids) <= services.FEW_QUERIES
     )
 
 

@@ -21,7 +21,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, side_by_side, tasks
+from . import charts, comparison, side_by_side, stability, tasks
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS, UDCG_GAMMA
 from .models import MEAN_FIELDS
@@ -172,6 +172,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
+            "stability": stability.measure(found) if rows else None,
         },
     )
 
