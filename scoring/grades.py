@@ -271,8 +271,11 @@ def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None
         [">i8"],
         [">i8", ">f8"],
     )
+    # counts as int64: with no graded query the arrays are empty float64, which np.repeat refuses
     return Grades(
-        np.repeat(queries.astype(np.int64), counts), docs.astype(np.int64), grades.astype(np.float64)
+        np.repeat(queries.astype(np.int64), counts.astype(np.int64)),
+        docs.astype(np.int64),
+        grades.astype(np.float64),
     )
 
 
