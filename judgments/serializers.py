@@ -94,6 +94,7 @@ class PoolSerializer(serializers.ModelSerializer):
             "queue_strategy",
             "queue_depth",
             "stop_when_settled",
+            "gold_rate",
             "created_at",
             "n_queries",
             "n_documents",

@@ -147,6 +147,8 @@ def set_final_grade(pair: Pair, grade: int | None, admin) -> Pair:
     problem = None if grade is None else pair.pool.grade_problem(grade)
     if problem:
         raise JudgmentError(problem.replace("A grade", "A final grade"))
+    if pair.gold_grade is not None:
+        raise JudgmentError("This is a gold pair: its final grade is its gold grade (change that instead).")
     pair.final_grade = grade
     pair.final_by = admin if grade is not None else None
     pair.final_at = timezone.now() if grade is not None else None

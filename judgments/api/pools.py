@@ -33,10 +33,10 @@ from .common import (
     stream,
     too_large,
 )
-from .queue import QueueActions
+from .queue import GoldActions, QueueActions
 
 
-class PoolViewSet(QueueActions, viewsets.ReadOnlyModelViewSet):
+class PoolViewSet(QueueActions, GoldActions, viewsets.ReadOnlyModelViewSet):
     """Pools the user belongs to (admins: all), by name."""
 
     serializer_class = serializers.PoolSerializer

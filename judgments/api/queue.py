@@ -12,10 +12,12 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from judgments import gold
 from judgments.exchange.formats import Problem
 from judgments.rating import grading, queue
 
 from .. import access, serializers
+from ..models import Pair
 from .common import PROBLEMS_400, problems_response
 
 
@@ -95,3 +97,49 @@ class QueueActions:
             if data["rebuild"]:
                 queue.build_queue(pool, depth, strategy)
         return Response(serializers.PoolSerializer(self.get_queryset().get(pk=pool.pk)).data)
+
+
+class GoldPairSerializer(fields.Serializer):
+    query_id = fields.CharField()
+    doc_id = fields.CharField()
+    grade = fields.IntegerField()
+
+
+class GoldSerializer(fields.Serializer):
+    pairs = GoldPairSerializer(many=True)
+
+
+class GoldActions:
+    """Mixed into PoolViewSet: gold pairs, admins only (a rater cannot tell a gold pair from another)."""
+
+    @extend_schema(
+        summary="List (GET) or mark (POST) the pool's gold pairs, with their known grades (admins)",
+        description=(
+            "POST {pairs: [{query_id, doc_id, grade}]}: all or nothing; a pair the pool does not have or a grade "
+            "outside its scale is a 400 naming the line, and nothing changes. A gold grade is also the pair's "
+            "final grade, so raters' answers on it stay out of the combined grade."
+        ),
+        request=GoldSerializer,
+        responses={200: GoldSerializer, 400: PROBLEMS_400},
+    )
+    @action(detail=True, methods=["get", "post"], url_path="gold", serializer_class=GoldSerializer)
+    def gold(self, request: Request, name: str):
+        pool = self.get_object()
+        if not access.is_admin(request.user):
+            raise PermissionDenied("Only admins see and mark gold pairs.")
+        if request.method == "POST":
+            form = GoldSerializer(data=request.data)
+            if not form.is_valid():
+                return problems_response("Bad gold pairs.", [Problem(None, "pairs", str(form.errors))])
+            items = [(p["query_id"], p["doc_id"], p["grade"]) for p in form.validated_data["pairs"]]
+            try:
+                gold.mark_gold(pool, items, request.user)
+            except gold.GoldError as exc:
+                return problems_response(str(exc), [Problem(None, "pairs", p) for p in exc.problems])
+        rows = (
+            Pair.objects.in_pool(pool)
+            .filter(gold_grade__isnull=False)
+            .order_by("query__external_id", "document__external_id")
+            .values_list("query__external_id", "document__external_id", "gold_grade")
+        )
+        return Response({"pairs": [{"query_id": q, "doc_id": d, "grade": g} for q, d, g in rows]})

@@ -46,6 +46,7 @@ class PoolForm(forms.ModelForm):
             "queue_strategy",
             "queue_depth",
             "stop_when_settled",
+            "gold_rate",
         )
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
@@ -74,6 +75,8 @@ class PoolForm(forms.ModelForm):
             "stop_when_settled": "The queue stops serving pairs while the leaderboard has settled (expected "
             "Kendall tau >= 0.9 and judged@10 >= 0.8 for every configuration, shown on the leaderboard); "
             "raters see that the pool is complete for now.",
+            "gold_rate": "Share of the pairs served to a rater that are gold pairs (known grades; mark them on "
+            "the queue page, in the API or with import_judgments --gold), unannounced: 0 to 0.5.",
             "share_rankings": "Engineers see every team's rankings (which documents, in which order) on the "
             "query pages, run pages, downloads and API; otherwise only their own teams'. Scores are "
             "shared either way.",
@@ -83,7 +86,7 @@ class PoolForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             del self.fields["name"]
-        for name in ("queue_strategy", "queue_depth"):  # a form that leaves them out keeps the pool's
+        for name in ("queue_strategy", "queue_depth", "gold_rate"):  # a form that leaves them out keeps the pool's
             self.fields[name].required = False
         given = {e.get("grade"): e for e in self.instance.grade_scale or [] if isinstance(e, dict)}
         defaults = {e["grade"]: e for e in default_grade_scale()}
@@ -124,6 +127,10 @@ class PoolForm(forms.ModelForm):
     def clean_queue_depth(self) -> int:
         depth = self.cleaned_data["queue_depth"]
         return self.instance.queue_depth if depth is None else depth
+
+    def clean_gold_rate(self) -> float:
+        rate = self.cleaned_data["gold_rate"]
+        return self.instance.gold_rate if rate is None else rate
 
     def clean_distractors_enabled(self) -> bool:
         enabled = self.cleaned_data["distractors_enabled"]

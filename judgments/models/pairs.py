@@ -47,6 +47,9 @@ class Pair(models.Model):
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )  # pair_final_by_idx, partial
     final_at = models.DateTimeField(null=True, blank=True)
+    # Gold: an admin's known grade (judgments.gold). It is also the pair's final grade, so raters'
+    # answers on it stay out of the combined grade; the queue serves it unannounced at the pool's rate.
+    gold_grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
 
     objects = PairQuerySet.as_manager()
 
@@ -56,6 +59,10 @@ class Pair(models.Model):
             models.CheckConstraint(
                 condition=Q(final_grade__gte=DISTRACTOR, final_grade__lte=4),
                 name="pair_final_grade_between_minus_1_and_4",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_grade__isnull=True) | Q(final_grade=models.F("gold_grade")),
+                name="pair_gold_grade_is_its_final_grade",
             ),
         ]
         indexes = [

@@ -126,6 +126,12 @@ class Pool(models.Model):
         help_text="The queue stops serving pairs once the leaderboard has settled (expected Kendall tau "
         ">= 0.9 and judged@10 >= 0.8 for every configuration); raters see that the pool is complete for now.",
     )
+    gold_rate = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Share of the pairs served to a rater that are gold pairs (known grades), unannounced: "
+        "0 to 0.5. Their answers measure the rater and stay out of the combined grade.",
+    )
     # Written by scoring (the stability of the leaderboard) after every grade: set while it is settled.
     settled_at = models.DateTimeField(null=True, blank=True, editable=False)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
@@ -144,6 +150,7 @@ class Pool(models.Model):
             models.CheckConstraint(
                 condition=Q(queue_strategy__in=QueueStrategy.values), name="pool_queue_strategy_known"
             ),
+            models.CheckConstraint(condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="pool_gold_rate_0_to_half"),
         ]
 
     def __str__(self) -> str:

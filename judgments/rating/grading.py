@@ -14,6 +14,11 @@ every grade: a rater stays on their query while its best open pair is worth at l
 open pair of the pool (else moves to that pair's query), and within a query pairs are served by tiers of
 `TIER` (a tenth of probability), shuffled per rater within a tier, so the order reveals no rank either.
 A pool set to stop when settled (`Pool.queue_stopped`) serves nothing while its leaderboard is settled.
+
+Gold pairs (judgments.gold): when a rater asks for a new pair, with probability `Pool.gold_rate` they are
+served a gold pair they have not answered (if one is free), held like any other. A gold pair has a final
+grade, so it is never open in the queue's sense; `save_grade` lets its holder (and anyone who answered
+it) grade it whatever its grade count, and the answer stays out of the combined grade.
 A rater holds one pair at a time for `HOLD` (refreshed whenever it is served again); the row is claimed
 with `SELECT ... FOR UPDATE SKIP LOCKED`, so two raters asking at once never get the same pair.
 
@@ -28,6 +33,7 @@ Progress (`progress`, `rater_progress`, `pool_progress`): a rater's judgments an
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
@@ -132,6 +138,10 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
         row = cursor.fetchone()
         if row and _open_for(cursor, params, row[0]):
             chosen = row[0]
+        elif (held_gold := _held_gold(cursor, params)) is not None:
+            chosen = held_gold
+        elif pool.gold_rate > 0 and random.random() < pool.gold_rate and (gold := _claim_gold(cursor, params)):
+            chosen = gold
         elif tiers:
             chosen = _claim_adaptive(cursor, params)
         else:
@@ -196,6 +206,44 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
             return pair_id
         params["tried"].append(row[0])
     return None
+
+
+_GOLD_SQL = """
+    p.pool_id = %(pool)s AND p.gold_grade IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM judgments_document e WHERE e.pool_id = p.pool_id AND e.id = p.document_id
+                    AND e.title = '' AND e.body = '')
+    AND NOT (p.id = ANY(%(skip)s::bigint[]))
+"""
+
+
+def _held_gold(cursor, params: dict) -> int | None:
+    """A gold pair the rater holds (served earlier, not answered yet): served again, as any held pair."""
+    cursor.execute(
+        f"""
+        SELECT p.id FROM judgments_pair p
+        WHERE {_GOLD_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s
+        LIMIT 1 FOR UPDATE OF p
+        """,
+        params,
+    )
+    row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _claim_gold(cursor, params: dict) -> int | None:
+    """Lock a random gold pair the rater has not answered and nobody else holds now."""
+    cursor.execute(
+        f"""
+        SELECT p.id FROM judgments_pair p
+        WHERE {_GOLD_SQL} AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+        ORDER BY random() LIMIT 1
+        FOR UPDATE OF p SKIP LOCKED
+        """,
+        params,
+    )
+    row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def _claim_adaptive(cursor, params: dict, attempts: int = 25) -> int | None:
@@ -323,7 +371,10 @@ def save_grade(
         )
         n_grades, judged, judged_cant = cursor.fetchone()
     adds_a_grade = not cant_judge and (not judged or judged_cant)
-    if not judged or adds_a_grade:
+    holds_it = locked.held_by_id == rater.pk and locked.held_until is not None and locked.held_until > now
+    if locked.gold_grade is not None and not (judged or holds_it):
+        raise QueueError("This pair is not in the judging queue.")  # never says "gold"
+    if locked.gold_grade is None and (not judged or adds_a_grade):
         held_by_other = (
             locked.held_by_id not in (None, rater.pk)
             and locked.held_until is not None

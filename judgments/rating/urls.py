@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import quality, views
 
 app_name = "rating"
 
@@ -18,6 +18,7 @@ urlpatterns = [
     path("pools/<str:pool>/queue/upload/", views.queue_upload, name="queue-upload"),
     path("pools/<str:pool>/queue/missing-content/", views.missing_content, name="missing-content"),
     path("pools/<str:pool>/agreement/", views.agreement, name="agreement"),
+    path("pools/<str:pool>/rater-quality/", quality.rater_quality_fragment, name="rater-quality"),
     path("pools/<str:pool>/disagreements/", views.disagreements, name="disagreements"),
     path("pools/<str:pool>/disagreements/<int:pair_id>/final/", views.final_grade, name="final-grade"),
 ]
