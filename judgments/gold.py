@@ -24,7 +24,9 @@ class GoldError(ValueError):
     """A gold request refused: nothing was changed. `problems` are one line each."""
 
     def __init__(self, problems: Sequence[str]):
-        super().__init__(problems[0] if len(problems) == 1 else f"{len(problems)} problems; nothing was marked gold.")
+        super().__init__(
+            problems[0] if len(problems) == 1 else f"{len(problems)} problems; nothing was marked gold."
+        )
         self.problems = list(problems)
 
 
@@ -33,7 +35,9 @@ def _resolve(pool: Pool, items: Sequence[tuple[str, str]]) -> tuple[dict, list[s
     pairs = {
         (p.query.external_id, p.document.external_id): p
         for p in Pair.objects.in_pool(pool)
-        .filter(query__external_id__in={q for q, _ in wanted}, document__external_id__in={d for _, d in wanted})
+        .filter(
+            query__external_id__in={q for q, _ in wanted}, document__external_id__in={d for _, d in wanted}
+        )
         .select_related("query", "document")
     }
     problems = [
@@ -60,7 +64,9 @@ def mark_gold(pool: Pool, items: Iterable[tuple[str, str, int]], admin) -> int:
     changed = []
     for q, d, grade in items:
         pair = pairs[(q, d)]
-        Pair.objects.filter(pk=pair.pk).update(gold_grade=grade, final_grade=grade, final_by=admin, final_at=now)
+        Pair.objects.filter(pk=pair.pk).update(
+            gold_grade=grade, final_grade=grade, final_by=admin, final_at=now
+        )
         changed.append(pair)
     notify_grades(pool, [p.pk for p in changed], [p.query_id for p in changed])
     return len(changed)
@@ -92,7 +98,9 @@ def parse_gold_lines(lines: Iterable[str]) -> list[tuple[str, str, int]]:
         if len(fields) == 4:
             fields = [fields[0], fields[2], fields[3]]
         if len(fields) != 3:
-            problems.append(f"line {n}: expected 'qid docid grade' or 'qid 0 docid grade', found {len(fields)} fields")
+            problems.append(
+                f"line {n}: expected 'qid docid grade' or 'qid 0 docid grade', found {len(fields)} fields"
+            )
             continue
         try:
             grade = int(fields[2])

@@ -67,8 +67,10 @@ _UPSERT_JUDGMENT = """
         WHERE id = %(pair)s AND held_by_id = %(rater)s
     )
     INSERT INTO judgments_judgment
-        (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, served_at, created_at, updated_at)
-    VALUES (%(pair)s, %(rater)s, %(grade)s, %(cant_judge)s, %(reason)s, %(note)s, %(served)s, %(now)s, %(now)s)
+        (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, served_at, created_at, updated_at, excluded)
+    VALUES (%(pair)s, %(rater)s, %(grade)s, %(cant_judge)s, %(reason)s, %(note)s, %(served)s, %(now)s, %(now)s,
+            EXISTS (SELECT 1 FROM judgments_raterstatus s  -- an excluded rater's new grades are excluded too
+                    WHERE s.pool_id = %(pool)s AND s.rater_id = %(rater)s AND s.excluded))
     ON CONFLICT (pair_id, rater_id) DO UPDATE SET
         served_at = COALESCE(judgments_judgment.served_at, EXCLUDED.served_at),
         grade = EXCLUDED.grade, cant_judge = EXCLUDED.cant_judge,
@@ -123,6 +125,7 @@ def _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify,
             _UPSERT_JUDGMENT,
             {
                 "pair": pair.pk,
+                "pool": pair.pool_id,
                 "rater": rater.pk,
                 "grade": grade,
                 "cant_judge": cant_judge,

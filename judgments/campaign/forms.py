@@ -86,7 +86,11 @@ class PoolForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             del self.fields["name"]
-        for name in ("queue_strategy", "queue_depth", "gold_rate"):  # a form that leaves them out keeps the pool's
+        for name in (
+            "queue_strategy",
+            "queue_depth",
+            "gold_rate",
+        ):  # a form that leaves them out keeps the pool's
             self.fields[name].required = False
         given = {e.get("grade"): e for e in self.instance.grade_scale or [] if isinstance(e, dict)}
         defaults = {e["grade"]: e for e in default_grade_scale()}

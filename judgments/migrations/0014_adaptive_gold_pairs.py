@@ -6,29 +6,54 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgments', '0013_adaptive_queue_strategy'),
+        ("judgments", "0013_adaptive_queue_strategy"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='pair',
-            name='gold_grade',
-            field=models.SmallIntegerField(blank=True, choices=[(-1, 'Distractor'), (0, 'Not relevant'), (1, 'Marginal'), (2, 'Relevant'), (3, 'Highly relevant'), (4, 'Perfect')], null=True),
+            model_name="pair",
+            name="gold_grade",
+            field=models.SmallIntegerField(
+                blank=True,
+                choices=[
+                    (-1, "Distractor"),
+                    (0, "Not relevant"),
+                    (1, "Marginal"),
+                    (2, "Relevant"),
+                    (3, "Highly relevant"),
+                    (4, "Perfect"),
+                ],
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='pool',
-            name='gold_rate',
-            field=models.FloatField(default=0.0, help_text='Share of the pairs served to a rater that are gold pairs (known grades), unannounced: 0 to 0.5. Their answers measure the rater and stay out of the combined grade.', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(0.5)]),
+            model_name="pool",
+            name="gold_rate",
+            field=models.FloatField(
+                default=0.0,
+                help_text="Share of the pairs served to a rater that are gold pairs (known grades), unannounced: 0 to 0.5. Their answers measure the rater and stay out of the combined grade.",
+                validators=[
+                    django.core.validators.MinValueValidator(0.0),
+                    django.core.validators.MaxValueValidator(0.5),
+                ],
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pair',
-            constraint=models.CheckConstraint(condition=models.Q(('gold_grade__isnull', True), ('final_grade', models.F('gold_grade')), _connector='OR'), name='pair_gold_grade_is_its_final_grade'),
+            model_name="pair",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("gold_grade__isnull", True), ("final_grade", models.F("gold_grade")), _connector="OR"
+                ),
+                name="pair_gold_grade_is_its_final_grade",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pool',
-            constraint=models.CheckConstraint(condition=models.Q(('gold_rate__gte', 0), ('gold_rate__lte', 0.5)), name='pool_gold_rate_0_to_half'),
+            model_name="pool",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("gold_rate__gte", 0), ("gold_rate__lte", 0.5)),
+                name="pool_gold_rate_0_to_half",
+            ),
         ),
     ]

@@ -21,7 +21,16 @@ from .judges import (
     default_judge_user,
     env_var_name,
 )
-from .pairs import AdjudicationRequest, Judgment, JudgmentChange, JudgmentQuerySet, Pair, PairQuerySet
+from .pairs import (
+    AdjudicationRequest,
+    Judgment,
+    JudgmentChange,
+    JudgmentQuerySet,
+    Pair,
+    PairQuerySet,
+    RaterStatus,
+    RaterStatusChange,
+)
 from .pools import (
     EXTERNAL_ID_MAX,
     GRADE_CHOICES,
@@ -75,6 +84,8 @@ __all__ = [
     "Query",
     "QueueAccess",
     "QueueStrategy",
+    "RaterStatus",
+    "RaterStatusChange",
     "Ranking",
     "Run",
     "RunQuerySet",

@@ -99,6 +99,8 @@ class Judgment(models.Model):
     cant_judge = models.BooleanField(default=False)
     cant_judge_reason = models.TextField(blank=True)
     note = models.TextField(blank=True)
+    # An admin left this rater's grades out of the pool's combined grade (judgments.raters): kept, not counted.
+    excluded = models.BooleanField(default=False, db_default=False)
     # When the queue served the pair to this rater (its hold began); None for imports and older rows.
     served_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -174,3 +176,44 @@ class AdjudicationRequest(models.Model):
 
     def __str__(self) -> str:
         return f"adjudicate {self.pair_id}: {self.reason}"
+
+
+class RaterStatus(models.Model):
+    """An admin's hold on one rater of one pool (judgments.raters): paused (served no pair, may not add a
+    grade) and excluded (their grades stay stored but out of the combined grade). No row: neither."""
+
+    pool = models.ForeignKey(Pool, models.CASCADE, related_name="rater_statuses", db_index=False)  # unique
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="+")
+    paused = models.BooleanField(default=False)
+    excluded = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "rater"], name="one_status_per_pool_rater")]
+
+    def __str__(self) -> str:
+        return f"{self.rater_id} in {self.pool_id}: paused {self.paused}, excluded {self.excluded}"
+
+
+class RaterStatusChange(models.Model):
+    """The history of RaterStatus: who paused, resumed, excluded or included a rater, and when."""
+
+    class Action(models.TextChoices):
+        PAUSED = "paused"
+        RESUMED = "resumed"
+        EXCLUDED = "excluded"
+        INCLUDED = "included"
+
+    pool = models.ForeignKey(Pool, models.CASCADE, related_name="+")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="+")
+    action = models.CharField(max_length=10, choices=Action)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+    judgments = models.IntegerField(default=0, help_text="judgments whose counting changed")
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.rater_id} in {self.pool_id}"

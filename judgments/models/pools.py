@@ -150,7 +150,9 @@ class Pool(models.Model):
             models.CheckConstraint(
                 condition=Q(queue_strategy__in=QueueStrategy.values), name="pool_queue_strategy_known"
             ),
-            models.CheckConstraint(condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="pool_gold_rate_0_to_half"),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="pool_gold_rate_0_to_half"
+            ),
         ]
 
     def __str__(self) -> str:

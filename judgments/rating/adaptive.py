@@ -56,7 +56,7 @@ _ENTRIES_SQL = """
     SELECT e.run_id, e.query_id, e.doc_id, e.rank, p.id,
            COALESCE(p.final_grade::float8, (
                SELECT avg(j.grade) FROM judgments_judgment j
-               WHERE j.pair_id = p.id AND NOT j.cant_judge
+               WHERE j.pair_id = p.id AND NOT j.cant_judge AND NOT j.excluded
                  AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
            )) AS grade
     FROM entries e

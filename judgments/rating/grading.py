@@ -40,7 +40,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from judgments import services
+from judgments import raters, services
 from judgments.models import Judgment, Pair, Pool, QueueStrategy
 
 from . import adaptive
@@ -68,7 +68,7 @@ _OPEN_SQL = f"""
     AND {_HAS_CONTENT}
     AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
     AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
-    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge
+    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge AND NOT g.excluded
          AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = g.rater_id)) < %(wanted)s
     AND NOT (p.id = ANY(%(skip)s::bigint[]))
 """
@@ -81,7 +81,7 @@ _QUEUED_GRADES = """
     g AS (
         SELECT j.pair_id,
                count(*) FILTER (
-                   WHERE NOT j.cant_judge
+                   WHERE NOT j.cant_judge AND NOT j.excluded
                    AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                ) AS n,
                bool_or(j.rater_id = %(rater)s) AS mine
@@ -110,7 +110,7 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
     `skip`: pair ids the rater skipped in this session, not served again.
     """
     now = now or timezone.now()
-    if pool.queue_stopped:
+    if pool.queue_stopped or raters.is_paused(pool, rater):
         release_holds(rater, pool)
         return None
     tiers = pool.queue_strategy == QueueStrategy.ADAPTIVE
@@ -140,7 +140,9 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
             chosen = row[0]
         elif (held_gold := _held_gold(cursor, params)) is not None:
             chosen = held_gold
-        elif pool.gold_rate > 0 and random.random() < pool.gold_rate and (gold := _claim_gold(cursor, params)):
+        elif (
+            pool.gold_rate > 0 and random.random() < pool.gold_rate and (gold := _claim_gold(cursor, params))
+        ):
             chosen = gold
         elif tiers:
             chosen = _claim_adaptive(cursor, params)
@@ -361,7 +363,7 @@ def save_grade(
         cursor.execute(
             """
             SELECT count(*) FILTER (
-                       WHERE NOT j.cant_judge
+                       WHERE NOT j.cant_judge AND NOT j.excluded
                        AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)),
                    bool_or(j.rater_id = %(rater)s),
                    bool_or(j.rater_id = %(rater)s AND j.cant_judge)
@@ -371,6 +373,8 @@ def save_grade(
         )
         n_grades, judged, judged_cant = cursor.fetchone()
     adds_a_grade = not cant_judge and (not judged or judged_cant)
+    if adds_a_grade and raters.is_paused(locked.pool, rater):
+        raise QueueError("An admin has paused your grading in this pool; nothing was saved.")
     holds_it = locked.held_by_id == rater.pk and locked.held_until is not None and locked.held_until > now
     if locked.gold_grade is not None and not (judged or holds_it):
         raise QueueError("This pair is not in the judging queue.")  # never says "gold"

@@ -68,7 +68,9 @@ def rater_quality(pool: Pool) -> list[dict]:
     result = []
     for rater, username in sorted(names.items(), key=lambda item: item[1]):
         answers = gold[rater]
-        kappa = cohen_kappa_quadratic([a for a, _ in answers], [g for _, g in answers]) if answers else math.nan
+        kappa = (
+            cohen_kappa_quadratic([a for a, _ in answers], [g for _, g in answers]) if answers else math.nan
+        )
         spent = times[rater]
         diffs = couples[rater]
         result.append(
@@ -95,5 +97,7 @@ def rater_quality(pool: Pool) -> list[dict]:
 def rater_quality_fragment(request: HttpRequest, pool: str) -> HttpResponse:
     """The people page's rater-quality table (loaded into it; also a page of its own without JS)."""
     found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
-    template = "rating/_rater_quality.html" if "HX-Request" in request.headers else "rating/rater_quality.html"
+    template = (
+        "rating/_rater_quality.html" if "HX-Request" in request.headers else "rating/rater_quality.html"
+    )
     return render(request, template, {"pool": found, "rows": rater_quality(found), "fast": FAST})

@@ -138,7 +138,7 @@ def _queue(
             state AS (
                 SELECT p.id, w.priority, p.queued_at IS NOT NULL AS was_queued,
                        (p.final_grade IS NOT NULL OR (
-                           SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                           SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge AND NOT j.excluded
                              AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                        ) >= %(wanted)s) AS complete,
                        (d.title = '' AND d.body = '') AS no_content
@@ -236,7 +236,7 @@ def top_k_coverage(pool: Pool, k: int = DEFAULT_DEPTH) -> list[dict]:
                 state AS (
                     SELECT p.queued_at IS NOT NULL AS queued,
                            COALESCE(p.final_grade IS NOT NULL OR (
-                               SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                               SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge AND NOT j.excluded
                                  AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                            ) >= %(wanted)s, false) AS complete
                     FROM top LEFT JOIN judgments_pair p ON p.query_id = top.query_id AND p.document_id = top.doc_id
@@ -365,7 +365,7 @@ def add_pairs_from_file(pool: Pool, data: bytes | str, *, priority: int = 0) -> 
 
 def _grade_count():
     return (
-        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
+        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False, excluded=False)
         .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
         .values("pair")
         .annotate(n=Count("pk"))

@@ -49,21 +49,28 @@ def test_a_gold_grade_is_the_combined_grade_whatever_raters_say(pool, pairs, sit
     assert combined_grades(pool)[("q1", "d1")] == 3
 
 
-def test_gold_pairs_are_served_at_the_pool_rate_to_every_rater(pool, pairs, site_admin, rater, other_rater):
+def test_gold_pairs_are_served_at_the_pool_rate_to_every_rater(
+    pool, pairs, site_admin, rater, other_rater, monkeypatch
+):
     gold.mark_gold(pool, [("q2", "d3", 2)], site_admin)
     gold_pair = pairs[("q2", "d3")]
-    pool.gold_rate = 0.5
+    draws = iter([0.9, 0.1, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9])  # rate 0.25: gold on the 2nd draw and on
+    monkeypatch.setattr(grading.random, "random", lambda: next(draws, 0.9))
+    pool.gold_rate = 0.25
     pool.save()
-    served = []
-    for user in (rater, other_rater):
-        while (pair := grading.next_pair_for(user, pool)) is not None:
-            served.append((user.pk, pair.pk))
-            grading.save_grade(pair, user, grade=1)
-    # each rater answered the gold pair once, although the pool wants one grade per pair
-    assert served.count((rater.pk, gold_pair.pk)) == 1 and served.count((other_rater.pk, gold_pair.pk)) == 1
-    assert Judgment.objects.filter(pair=gold_pair).count() == 2
+    first = grading.next_pair_for(rater, pool)
+    assert first.pk != gold_pair.pk
+    grading.save_grade(first, rater, grade=1)
+    assert grading.next_pair_for(rater, pool).pk == gold_pair.pk  # 0.1 < 0.25
+    assert grading.next_pair_for(rater, pool).pk == gold_pair.pk  # held: served again, no draw
+    grading.save_grade(gold_pair, rater, grade=2)
+    assert grading.next_pair_for(other_rater, pool).pk == gold_pair.pk  # to every rater, once each
+    grading.save_grade(gold_pair, other_rater, grade=0)
+    assert grading.next_pair_for(other_rater, pool).pk != gold_pair.pk  # 0.1, but answered already
+    assert Judgment.objects.filter(pair=gold_pair).count() == 2  # more than raters_per_pair (1)
     pool.gold_rate = 0
     pool.save()
+    assert all(grading.next_pair_for(other_rater, pool).pk != gold_pair.pk for _ in range(3))
 
 
 def test_a_rater_cannot_tell_a_gold_pair(pool, pairs, site_admin, rater):
