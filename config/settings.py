@@ -17,7 +17,7 @@ UPLOAD_CHILD_MB  uploads larger than this are imported by a child process of the
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
 STATIC_ROOT      where collectstatic writes (default staticfiles/ in the checkout).
 SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS, SECURE_HSTS_INCLUDE_SUBDOMAINS, SECURE_HSTS_PRELOAD,
-SECURE_COOKIES   TLS settings when DEBUG is off (see the README's Production section).
+SECURE_COOKIES   TLS settings when DEBUG is off (see docs/operations.md).
 LOGIN_FAILURE_LIMIT, LOGIN_COOLOFF_MINUTES, TRUSTED_PROXIES
                  login throttling (django-axes): failed logins per account and per address before a
                  lockout (default 10), its length (default 15), proxies in front that set X-Forwarded-For.
@@ -150,6 +150,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "judgments.access.roles_context",
             ],
+            # A wing's template tags, so the core's templates need no wing view (judgments/capture/panel.py).
+            "libraries": {"capture": "judgments.capture.panel"},
         },
     },
 ]
@@ -217,7 +219,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # --- Login throttling: django-axes counts failed logins (page, admin, API token) per account and per
 # client address; past the limit both are refused for the cool-off, even with the right password.
 AUTHENTICATION_BACKENDS = [
-    "config.login_throttle.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
+    "judgments.login.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
@@ -225,7 +227,7 @@ AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks: per account and per address
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "judgments.views.locked_out"
+AXES_LOCKOUT_CALLABLE = "judgments.login.locked_out"
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 

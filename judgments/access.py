@@ -12,6 +12,7 @@ from functools import wraps
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.http import url_has_allowed_host_and_scheme
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
@@ -155,6 +156,22 @@ def get_pool_or_404(user, scope, **lookup):
         return scope(user).get(**lookup)
     except (Pool.DoesNotExist, ValueError) as exc:  # not there (or not theirs), or a malformed value
         raise Http404("No such pool") from exc
+
+
+def admin_pool_or_404(request, pool_name: str):
+    """The pool an admin page is about, or 404 (the page's `require(is_admin)` has checked the role)."""
+    return get_pool_or_404(request.user, pools_for, name=pool_name)
+
+
+def safe_next(request, *candidates: str | None, default: str = "") -> str:
+    """The first of `candidates` (a `next` field, the referer) that stays on this site (same host, and
+    https when the request is), else `default`: a redirect never leaves for another site."""
+    for candidate in candidates:
+        if candidate and url_has_allowed_host_and_scheme(
+            candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            return candidate
+    return default
 
 
 def ensure_role_groups(**kwargs) -> None:

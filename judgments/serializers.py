@@ -14,7 +14,6 @@ from rest_framework import serializers
 
 from . import access
 from .models import (
-    DISTRACTOR,
     EXTERNAL_ID_MAX,
     Document,
     Judgment,
@@ -24,7 +23,6 @@ from .models import (
     Run,
     SearchConfiguration,
     Team,
-    distractor_refused,
 )
 
 
@@ -283,8 +281,6 @@ class JudgmentSubmitSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
     def validate(self, attrs):
-        from judgments.exchange.imports.judgments import pool_grades
-
         pool = attrs["pool"]
         pair = (
             Pair.objects.in_pool(pool)
@@ -309,12 +305,8 @@ class JudgmentSubmitSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"grade": "A grade 0-4 is required (or cant_judge with a reason)."}
             )
-        elif attrs["grade"] == DISTRACTOR and not pool.distractors_enabled:
-            raise serializers.ValidationError({"grade": distractor_refused(pool.name)})
-        elif attrs["grade"] not in pool_grades(pool):
-            raise serializers.ValidationError(
-                {"grade": f"Grade {attrs['grade']} is outside the scale of pool {pool.name}."}
-            )
+        elif problem := pool.grade_problem(attrs["grade"]):
+            raise serializers.ValidationError({"grade": problem})
         attrs["pair"] = pair
         return attrs
 

@@ -1,46 +1,14 @@
-"""Pages shared by every role: the home page and a pool's overview."""
+"""Pages shared by every role: the home page, a pool's overview, configurations and runs (the login page and
+its lockout: judgments.login)."""
 
-from django.conf import settings
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.forms import AuthenticationForm
 from django.db import connection
 from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from . import access
-from .capture import views as capture_views
-from .models import Document, Judgment, Pair, Pool, Query, Ranking
-
-
-class LoginView(auth_views.LoginView):
-    """Django's login, plus the demo logins when the demo is loaded (DEBUG only)."""
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["demo_logins"] = settings.DEBUG and Pool.objects.filter(name="demo").exists()
-        return context
-
-
-def locked_out(request, original_response=None, credentials=None) -> HttpResponse:
-    """django-axes' answer to a login refused for too many failures (settings.AXES_LOCKOUT_CALLABLE):
-    the login page saying why and for how long, or JSON for the API; 429 with Retry-After either way."""
-    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
-    message = (
-        f"Too many failed logins for this account or from your address: logins are refused for "
-        f"{seconds // 60} minutes, even with the right password. Try again later, or ask an admin to unlock "
-        "the account."
-    )
-    if request.path.startswith("/api/"):
-        response = JsonResponse({"detail": message}, status=429)
-    else:
-        username = (credentials or {}).get("username") or request.POST.get("username", "")
-        form = AuthenticationForm(request, initial={"username": username})
-        context = {"form": form, "locked_out": message, "next": request.POST.get("next", "")}
-        response = render(request, "registration/login.html", context, status=429)
-    response["Retry-After"] = str(seconds)
-    return response
+from .models import Document, Judgment, Pair, Query, Ranking
 
 
 @login_not_required
@@ -67,8 +35,8 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "judgments/home.html", {"rows": rows})
 
 
-def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+def pool_detail(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.pools_for, name=pool_name)
     pairs = Pair.objects.in_pool(found)
     stats = {
         "queries": Query.objects.filter(pool=found).count(),
@@ -93,8 +61,8 @@ def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
 # --- Configurations and runs (engineers of the pool, admins) -------------------------------------
 
 
-def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+def configuration_list(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     configurations = (
         access.configurations_for(request.user)
         .filter(pool=found)
@@ -124,7 +92,6 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
             "pool": configuration.pool,
             "runs": runs,
             "can_manage": access.can_manage_configuration(request.user, configuration),
-            **capture_views.panel_context(request, configuration),
         },
     )
 

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 
 from judgments import access
 from judgments.api import IsEngineer, problems_response
-from judgments.exchange.formats import Problem
+from judgments.problems import Problem
 
 from . import exports, metrics
 from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore

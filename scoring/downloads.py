@@ -40,8 +40,8 @@ def _number(value) -> str:
     return repr(float(value)) if isinstance(value, float | np.floating) else str(value)
 
 
-def leaderboard_csv(request: HttpRequest, pool: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool)
+def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = scored_pool_or_404(request, pool_name)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
     metrics = comparison.LEADERBOARD_METRICS
     header = ["configuration", "team", "flavour", "run_id", "run_created_at"]
@@ -75,9 +75,9 @@ def leaderboard_csv(request: HttpRequest, pool: str) -> HttpResponse:
     return _csv_response(f"leaderboard-{found.name}-{flavour}.csv", header, rows)
 
 
-def compare_csv(request: HttpRequest, pool: str) -> HttpResponse:
+def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     """The numbers behind the comparison page's tables and charts (?table=metrics|queries|cutoffs|matrix)."""
-    found = scored_pool_or_404(request, pool)
+    found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
     metric = get_option(request, "metric", comparison.check_metric, warn=False)
@@ -193,9 +193,9 @@ def run_scores_download(request: HttpRequest, run_id: int) -> HttpResponse:
     return _download(score_exports.trec_eval_q_lines(run, flavour), filename, "text/plain; charset=utf-8")
 
 
-def scores_download(request: HttpRequest, pool: str, fmt: str) -> HttpResponse:
+def scores_download(request: HttpRequest, pool_name: str, fmt: str) -> HttpResponse:
     """Every stored score of the pool's current runs (engineers of the pool)."""
-    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     flavour = request.GET.get("flavor") or metrics.DEFAULT_FLAVOUR
     if flavour not in metrics.FLAVOURS or fmt not in score_exports.SCORE_FORMATS:
         raise Http404("No such flavour or format")

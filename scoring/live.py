@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 
 from judgments import access, services
 from judgments.capture import client
-from judgments.capture.engines import EndpointError
+from judgments.endpoints.engines import EndpointError
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
 from judgments.rating import queue
 from judgments.scale import rounded_grade
@@ -270,13 +270,7 @@ def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
         except queue.QueueError as exc:
             messages.error(request, str(exc))
         else:
-            text = (
-                f"{done.newly_queued} pair(s) of {query.external_id} newly queued for rating, "
-                f"{done.already_queued} already queued, {done.complete} already graded."
-            )
-            if done.without_content:
-                text += f" {done.without_content} wait for their document's content."
-            messages.success(request, text)
+            messages.success(request, done.message(of=f" of {query.external_id}"))
     return redirect(
         f"{back}?{urlencode({'query': query.external_id, 'depth': _depth(request.POST.get('depth'))})}"
     )

@@ -13,7 +13,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -34,9 +33,9 @@ DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
 # --- Helpers ---------------------------------------------------------------------------------------
 
 
-def scored_pool_or_404(request: HttpRequest, pool: str) -> Pool:
+def scored_pool_or_404(request: HttpRequest, pool_name: str) -> Pool:
     """The pool if the user may see its scores (engineers of the pool, admins), else 404."""
-    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
 
 
 def configuration_or_404(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
@@ -147,8 +146,8 @@ def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
     return display
 
 
-def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool)
+def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = scored_pool_or_404(request, pool_name)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
@@ -207,8 +206,8 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
     return mark_safe(svg), table  # noqa: S308 (charts escape every text they draw)
 
 
-def compare(request: HttpRequest, pool: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool)
+def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)
@@ -359,9 +358,9 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
     return render(request, "scoring/compare_matrix.html", context)
 
 
-def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
+def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
     """One query: the two configurations' rankings side by side, with grades and stored scores."""
-    found = scored_pool_or_404(request, pool)
+    found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     if len(selected) != 2:
         raise Http404("Pick two configurations (?c=A&c=B).")
@@ -474,16 +473,6 @@ def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
     except queue.QueueError as error:
         messages.error(request, str(error))
     else:
-        text = (
-            f"{configuration.name}, top {k}: {result.newly_queued} pair(s) newly queued for rating, "
-            f"{result.already_queued} already queued, {result.complete} already graded."
-        )
-        if result.without_content:
-            text += f" {result.without_content} queued pair(s) wait for their document's content."
-        messages.success(request, text)
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        target = reverse("scoring:leaderboard", args=[configuration.pool.name])
-    return redirect(target)
+        messages.success(request, result.message(f"{configuration.name}, top {k}: "))
+    back = reverse("scoring:leaderboard", args=[configuration.pool.name])
+    return redirect(access.safe_next(request, request.POST.get("next"), default=back))

@@ -24,7 +24,7 @@ from judgments.models import Judgment, Pool, RaterStatus
 
 from . import accounts
 from .forms import AddMemberForm, NewRaterForm
-from .views import admin_only, admin_pool
+from .views import admin_only
 
 SESSION_TOKEN = "_campaign_set_password_token"
 SET_TOKEN = "set-password"  # stands in for the token in the URL once it is in the session
@@ -68,14 +68,14 @@ def _people_page(request: HttpRequest, pool: Pool, status: int = 200, **context)
 
 
 @admin_only
-def people(request: HttpRequest, pool: str) -> HttpResponse:
-    return _people_page(request, admin_pool(request, pool))
+def people(request: HttpRequest, pool_name: str) -> HttpResponse:
+    return _people_page(request, access.admin_pool_or_404(request, pool_name))
 
 
 @admin_only
 @require_POST
-def member_add(request: HttpRequest, pool: str) -> HttpResponse:
-    found = admin_pool(request, pool)
+def member_add(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = AddMemberForm(request.POST)
     if not form.is_valid():
         return _people_page(request, found, status=400, add_form=form)
@@ -90,8 +90,8 @@ def member_add(request: HttpRequest, pool: str) -> HttpResponse:
 
 @admin_only
 @require_POST
-def rater_new(request: HttpRequest, pool: str) -> HttpResponse:
-    found = admin_pool(request, pool)
+def rater_new(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = NewRaterForm(request.POST)
     if not form.is_valid():
         return _people_page(request, found, status=400, new_form=form)
@@ -109,9 +109,9 @@ def _member(pool: Pool, user_id: int):
 
 @admin_only
 @require_POST
-def member_link(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
+def member_link(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
     """A new one-time link for a member who has not set a password yet, or forgot it."""
-    found = admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     user = _member(found, user_id)
     if not accounts.may_get_link(request.user, user):
         messages.error(request, "Admins set their own passwords; links are for raters and engineers.")
@@ -128,8 +128,8 @@ def member_link(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
 
 @admin_only
 @require_POST
-def member_remove(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
-    found = admin_pool(request, pool)
+def member_remove(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     user = _member(found, user_id)
     found.members.remove(user)
     kept = Judgment.objects.filter(pair__pool=found, rater=user).count()
@@ -143,9 +143,9 @@ def member_remove(request: HttpRequest, pool: str, user_id: int) -> HttpResponse
 
 @admin_only
 @require_POST
-def member_active(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
+def member_active(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
     """Deactivate (no login anywhere, judgments kept) or reactivate a member's account."""
-    found = admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     user = _member(found, user_id)
     active = request.POST.get("active") == "1"
     if user.pk == request.user.pk or (user.is_superuser and not request.user.is_superuser):
@@ -164,10 +164,10 @@ def member_active(request: HttpRequest, pool: str, user_id: int) -> HttpResponse
 
 @admin_only
 @require_POST
-def member_standing(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
+def member_standing(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
     """Pause or resume a rater's grading in the pool, or leave their grades out of (or back in) the
     combined grade (judgments.raters: recorded in its history; scores follow)."""
-    found = admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     user = _member(found, user_id)
     what, value = request.POST.get("what"), request.POST.get("value") == "1"
     name = user.get_username()

@@ -23,10 +23,6 @@ from .forms import MoveConfigurationForm, PoolForm, TeamForm, TeamMemberForm
 admin_only = access.require(access.is_admin)
 
 
-def admin_pool(request: HttpRequest, pool: str) -> Pool:
-    return access.get_pool_or_404(request.user, access.pools_for, name=pool)
-
-
 @admin_only
 def index(request: HttpRequest) -> HttpResponse:
     """Every pool with what it needs next, and the teams."""
@@ -57,14 +53,14 @@ def pool_new(request: HttpRequest) -> HttpResponse:
 
 
 @admin_only
-def pool_edit(request: HttpRequest, pool: str) -> HttpResponse:
-    found = admin_pool(request, pool)
+def pool_edit(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
+    before = (found.queue_strategy, found.queue_depth)  # validating the form changes `found`
     form = PoolForm(request.POST or None, instance=found)
     preview = None
     if request.method == "POST" and "preview" in request.POST:
         preview = render_markdown(request.POST.get("guidelines", ""))
     elif request.method == "POST" and form.is_valid():
-        before = (found.queue_strategy, found.queue_depth)
         saved = form.save()
         note = ""
         if before != (saved.queue_strategy, saved.queue_depth) and saved.pairs.queued().exists():

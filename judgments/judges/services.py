@@ -33,16 +33,16 @@ from django.utils import timezone
 
 from judgments import services
 from judgments.models import JudgeRun, Judgment, ModelJudge, Pair, Pool
+from judgments.outbound import RetryPolicy
 
 from .answers import parse_answer
-from .client import Budget, ChatClient, ConfigError, Endpoint, RetryPolicy
+from .client import Budget, ChatClient, ConfigError, Endpoint
 from .prompt import PairText, PromptTemplate, allowed_grades, build_messages, scale_entries, template_problems
 from .runner import CANT_JUDGE, GRADED, Job, Outcome, Summary, describe, judge_pairs
 
 FLUSH_EVERY = 25  # answers stored per transaction at most
 FLUSH_SECONDS = 1.0  # ... and at least this often, with the run's progress
 PAIR_CHUNK = 200  # pairs read from the database at a time while the judge works
-STALE_AFTER = 15 * 60  # seconds without news after which a "running" run is taken for dead
 RETRY = RetryPolicy()  # the client's retries (tests make them fast)
 
 SELECTIONS = tuple(JudgeRun.Selection.values)
@@ -395,23 +395,17 @@ def _end(run: JudgeRun, status: str, message: str) -> JudgeRun:
 # --- Runs seen from a page ----------------------------------------------------------------------------
 
 
-def is_stale(run: JudgeRun, now=None) -> bool:
-    """A running run with no news for STALE_AFTER seconds: its process is most likely gone."""
-    now = now or timezone.now()
-    return run.status == JudgeRun.Status.RUNNING and (now - run.updated_at).total_seconds() > STALE_AFTER
-
-
 def active_run(judge: ModelJudge) -> JudgeRun | None:
     """The judge's queued or running run (not a stale one), if any."""
     for run in judge.runs.filter(status__in=JudgeRun.ACTIVE).order_by("-pk"):
-        if not is_stale(run):
+        if not run.is_stale():
             return run
     return None
 
 
 def cancel_run(run: JudgeRun) -> str:
     """Stop a run: a queued (or stale) one at once, a running one at its next answer. Says what it did."""
-    if is_stale(run):
+    if run.is_stale():
         _end(run, JudgeRun.Status.CANCELLED, "Marked stopped: no news from it for a long time.")
         return "The run is marked stopped."
     if run.status == JudgeRun.Status.QUEUED:

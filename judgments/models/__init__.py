@@ -3,15 +3,18 @@
 pools      grades 0-4 and -1 (their words: judgments.scale), combine rules, grade sources, pools, teams
 documents  a pool's queries and documents
 pairs      the pairs raters grade, judgments and their history, adjudication requests
-runs       search configurations, runs and their rankings (and the capture wing's models)
+runs       search configurations, runs and their rankings
+capture    search endpoints (one row per version) and capture jobs; secret_fields encrypts their secrets
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
+jobs       the rule for a background job whose process died (captures, judging runs)
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
 a ranking, ids without whitespace) are database constraints, so no code path can get around them.
 """
 
 from ..scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL
+from .capture import CaptureJob, Schedule, SearchEndpoint
 from .documents import Document, DocumentQuerySet, Query
 from .judges import (
     JudgeRun,
@@ -46,15 +49,7 @@ from .pools import (
     distractor_refused,
     no_whitespace,
 )
-from .runs import (
-    ArrayHasNoDuplicates,
-    CaptureJob,
-    Ranking,
-    Run,
-    RunQuerySet,
-    SearchConfiguration,
-    SearchEndpoint,
-)
+from .runs import ArrayHasNoDuplicates, Ranking, Run, RunQuerySet, SearchConfiguration
 from .uploads import Upload, UploadPart
 
 __all__ = [
@@ -90,6 +85,7 @@ __all__ = [
     "Run",
     "RunQuerySet",
     "SearchConfiguration",
+    "Schedule",
     "SearchEndpoint",
     "Team",
     "Upload",

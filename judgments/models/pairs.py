@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Q
 
 from .documents import Document, Query
 from .pools import DISTRACTOR, GRADE_CHOICES, Pool
@@ -15,16 +15,8 @@ class PairQuerySet(models.QuerySet):
     def in_pool(self, pool):
         return self.filter(pool=pool)
 
-    def with_grade_count(self):
-        return self.annotate(grade_count=Count("judgments", filter=Q(judgments__cant_judge=False)))
-
     def queued(self):
         return self.filter(queued_at__isnull=False)
-
-    def awaiting_grade_from(self, rater):
-        """Pairs this rater has not graded (or marked can't judge) yet."""
-        mine = Judgment.objects.filter(pair=OuterRef("pk"), rater=rater)
-        return self.exclude(Exists(mine))
 
 
 class Pair(models.Model):

@@ -5,8 +5,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Exists, F, Func, OuterRef, Q
 
-# The capture wing's models live in their own module and are registered with this app by this import.
-from ..capture.models import CaptureJob, Schedule, SearchEndpoint  # noqa: F401
+from .capture import Schedule
 from .documents import Query
 from .pools import NO_WHITESPACE_SQL, Pool, Team, no_whitespace
 
@@ -105,7 +104,7 @@ class Ranking(models.Model):
     """One query's ranked documents in one run: one row with an array of document keys.
 
     One row per (run, query) rather than per ranked entry: 25 million entries are 250,000 rows,
-    which read back ~20x faster than 25 million rows (see bench/ and README).
+    which read back ~20x faster than 25 million rows (see docs/performance.md).
     """
 
     run = models.ForeignKey(

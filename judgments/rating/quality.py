@@ -94,9 +94,9 @@ def rater_quality(pool: Pool) -> list[dict]:
 
 @access.require(access.is_admin)
 @require_GET
-def rater_quality_fragment(request: HttpRequest, pool: str) -> HttpResponse:
+def rater_quality_fragment(request: HttpRequest, pool_name: str) -> HttpResponse:
     """The people page's rater-quality table (loaded into it; also a page of its own without JS)."""
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+    found = access.admin_pool_or_404(request, pool_name)
     template = (
         "rating/_rater_quality.html" if "HX-Request" in request.headers else "rating/rater_quality.html"
     )

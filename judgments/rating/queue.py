@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -80,6 +80,17 @@ class QueueResult:
     @property
     def queued(self) -> int:
         return self.newly_queued + self.already_queued
+
+    def message(self, subject: str = "", of: str = "") -> str:
+        """What the call did, for the page that asked (the one "n newly queued" message): `subject` says
+        what was queued ("bm25, top 10: "), `of` whose pairs (" of q1")."""
+        text = (
+            f"{subject}{self.newly_queued} pair(s){of} newly queued for rating, "
+            f"{self.already_queued} already queued, {self.complete} already graded."
+        )
+        if self.without_content:
+            text += f" {self.without_content} queued pair(s) wait for their document's content."
+        return text
 
 
 def _check_depth(k: int) -> int:
@@ -392,9 +403,3 @@ def pairs_without_content(pool: Pool) -> QuerySet:
         .select_related("query", "document")
         .order_by("-priority", "query__external_id", "document__external_id")
     )
-
-
-def open_to(rater, pool: Pool, now: datetime | None = None) -> QuerySet:
-    """Pairs that `rater` could be served now or later (ignoring holds): the rater's remaining work."""
-    mine = Judgment.objects.filter(pair=OuterRef("pk"), rater=rater)
-    return open_pairs(pool).exclude(document__title="", document__body="").exclude(Exists(mine))

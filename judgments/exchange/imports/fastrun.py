@@ -31,7 +31,7 @@ from psycopg.copy import QueuedLibpqWriter
 from judgments import pgcopy, services
 from judgments.exchange.formats import MAX_ID_LENGTH
 from judgments.models import Run, SearchConfiguration
-from judgments.signals import run_submitted
+from judgments.pgcopy.rows import array_rows
 
 _ALLOWED = bytes(range(0x21, 0x7F)).replace(b"\\", b"") + b" \n"  # a backslash: the general path
 _SPACE, _NEWLINE, _HASH = 0x20, 0x0A, 0x23
@@ -436,15 +436,14 @@ def import_run_fast(
         with transaction.atomic():
             query_keys = _keys(pool, lines.queries, known_queries, services.ensure_queries)
             doc_keys = _keys(pool, lines.docs, known_documents, services.ensure_documents)
-            run = Run.objects.create(
-                configuration=configuration,
+            run = services.store_run(
+                configuration,
+                lambda cursor, run: _copy_rankings(cursor, run.pk, lines, order, query_keys, doc_keys),
                 source=source,
                 submitted_by=submitted_by,
-                tag=lines.tag.decode("ascii")[:200],
-                filename=os.path.basename(name)[:255],
+                tag=lines.tag.decode("ascii"),
+                filename=os.path.basename(name),
             )
-            _copy_rankings(run.pk, lines, order, query_keys, doc_keys)
-            run_submitted.send(sender=Run, run=run)  # in the transaction (see judgments.signals)
     except (IntegrityError, psycopg.IntegrityError):  # COPY raises psycopg's own, unwrapped
         return None  # a doc twice in one query: the general parser names both lines
     except _Declined:
@@ -452,24 +451,25 @@ def import_run_fast(
     return run
 
 
-def _copy_rankings(run_pk: int, lines: _Lines, order: str, query_keys: np.ndarray, doc_keys: np.ndarray):
+def _copy_rankings(
+    cursor, run_pk: int, lines: _Lines, order: str, query_keys: np.ndarray, doc_keys: np.ndarray
+) -> None:
     """One binary COPY of the rankings, block by block: psycopg's queued writer sends a block from
     another thread while this one orders the next, and the server checks and stores it meanwhile."""
-    with connection.cursor() as cursor:
-        raw = cursor.cursor  # psycopg's own: Django's wrapper takes no writer
-        columns = ["run_id", "query_id", "doc_ids"]
-        with pgcopy.copy_in(raw, "judgments_ranking", columns, writer=QueuedLibpqWriter(raw)) as copy:
-            for lo, hi in lines.blocks(_BLOCK_LINES):
-                rows = lines.order(lo, hi, order)
-                if rows is None:
-                    raise _Declined
-                ordered_queries = lines.q[rows]
-                starts = np.flatnonzero(np.diff(ordered_queries, prepend=-1))
-                copy.write(ranking_rows(run_pk, query_keys[ordered_queries[starts]], starts, doc_keys[rows]))
+    raw = cursor.cursor  # psycopg's own: Django's wrapper takes no writer
+    columns = ["run_id", "query_id", "doc_ids"]
+    with pgcopy.copy_in(raw, "judgments_ranking", columns, writer=QueuedLibpqWriter(raw)) as copy:
+        for lo, hi in lines.blocks(_BLOCK_LINES):
+            rows = lines.order(lo, hi, order)
+            if rows is None:
+                raise _Declined
+            ordered_queries = lines.q[rows]
+            starts = np.flatnonzero(np.diff(ordered_queries, prepend=-1))
+            copy.write(ranking_rows(run_pk, query_keys[ordered_queries[starts]], starts, doc_keys[rows]))
 
 
 def ranking_rows(run_pk: int, query_keys: np.ndarray, starts: np.ndarray, doc_keys: np.ndarray) -> bytes:
     """Binary COPY rows of judgments_ranking (run_id, query_id, doc_ids): row g is query_keys[g] with
     doc_keys[starts[g]:starts[g+1]]."""
     run = np.full(len(starts), run_pk, dtype=np.int64)
-    return pgcopy.array_rows([(run, ">i8"), (query_keys, ">i8")], [(doc_keys, ">i8")], starts)
+    return array_rows([(run, ">i8"), (query_keys, ">i8")], [(doc_keys, ">i8")], starts)

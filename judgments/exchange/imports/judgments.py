@@ -77,15 +77,6 @@ class _Problems:
             raise FormatError(self.name, sorted(self.items, key=lambda p: p.line))
 
 
-def pool_grades(pool: Pool) -> set[int]:
-    """The grades of the pool's scale (0-4 unless the pool's scale lists fewer), and -1 (the
-    distractor grade) when the pool enables it."""
-    grades = {e.get("grade") for e in pool.grade_scale if isinstance(e, dict)}
-    grades = {g for g in grades if isinstance(g, int) and not isinstance(g, bool) and 0 <= g <= 4}
-    grades = grades or set(formats.GRADES)
-    return grades | {formats.DISTRACTOR} if pool.distractors_enabled else grades
-
-
 def csv_rater_username(name: str) -> str:
     """The non-login account a Quepid CSV's ratings go to when no rater is named."""
     base = os.path.basename(name.replace("\\", "/")) or "file"
@@ -238,7 +229,7 @@ def _rows_from_jsonl(stream, name: str, problems: _Problems) -> list[_Row]:
 
 def _check(rows: list[_Row], pool: Pool, problems: _Problems, *, usernames: bool = True) -> None:
     """Grades outside the pool's scale; rater names that cannot be usernames (when accounts may be made)."""
-    scale = pool_grades(pool)
+    scale = set(pool.grades)
     shown = ", ".join(str(g) for g in sorted(scale))
     for row in rows:
         if row.grade == formats.DISTRACTOR and not pool.distractors_enabled:

@@ -1,8 +1,8 @@
 from django.db import transaction
 
 from judgments.exchange.cli import ExchangeCommand, format_error, get_or_create_pool, input_lines
-from judgments.exchange.formats import FormatError
 from judgments.exchange.imports.documents import import_documents
+from judgments.problems import FormatError
 
 
 class Command(ExchangeCommand):

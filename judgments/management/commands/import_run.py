@@ -4,9 +4,9 @@ from django.db.models import Count, F, Func, Sum
 
 from judgments.exchange.cli import ExchangeCommand, check_name, get_pool, input_lines, input_name
 from judgments.exchange.cli import format_error as import_failed
-from judgments.exchange.formats import FormatError
 from judgments.exchange.imports import import_run
 from judgments.models import SearchConfiguration, Team
+from judgments.problems import FormatError
 
 DEFAULT_TEAM = "default"
 
