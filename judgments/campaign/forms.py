@@ -69,14 +69,14 @@ class PoolForm(forms.ModelForm):
             "NDCG and trec_eval count it as unjudged. It cannot be turned off while a grade uses it.",
             "queue_strategy": "Depth-k pooling serves the pairs many configurations retrieve first. Adaptive "
             "re-orders the queue after every grade toward the configurations that keep finding relevant "
-            "documents (a bandit over the runs, after Losada et al.). Changing it or k rebuilds a built queue; "
-            "grades are kept.",
+            "documents (a bandit over the runs, after Losada et al.). After changing it or k, rebuild the queue "
+            "(Judging queue page); grades are kept.",
             "queue_depth": "The queue pools the top k documents of every configuration's current run (1-1000).",
             "stop_when_settled": "The queue stops serving pairs while the leaderboard has settled (expected "
             "Kendall tau >= 0.9 and judged@10 >= 0.8 for every configuration, shown on the leaderboard); "
             "raters see that the pool is complete for now.",
             "gold_rate": "Share of the pairs served to a rater that are gold pairs (known grades; mark them on "
-            "the queue page, in the API or with import_judgments --gold), unannounced: 0 to 0.5.",
+            "the gold page of the Judging queue, in the API or with import_judgments --gold), unannounced: 0 to 0.5.",
             "share_rankings": "Engineers see every team's rankings (which documents, in which order) on the "
             "query pages, run pages, downloads and API; otherwise only their own teams'. Scores are "
             "shared either way.",

@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from judgments import gold
-from judgments.exchange.exports import combined_grades
+from judgments.exchange.exports.grades import combined_grades
 from judgments.models import Judgment, Pair
 from judgments.rating import grading, quality
 
@@ -161,3 +161,19 @@ def test_rater_quality_measures_gold_agreement_and_time(pool, pairs, site_admin,
     page = client.get("/pools/robust/rater-quality/", headers={"HX-Request": "true"}).content.decode()
     assert "Rater quality" in page and rater.username in page
     assert "rater-quality" in client.get("/campaign/pools/robust/people/").content.decode()
+
+
+def test_the_gold_page_marks_pairs_all_or_nothing(pool, pairs, site_admin, rater, client):
+    client.force_login(site_admin)
+    bad = client.post("/pools/robust/gold/", {"lines": "q1 d1 3\nq1 d9 2\n", "action": "mark"})
+    assert (
+        bad.status_code == 400
+        and "line 2: query &#x27;q1&#x27; and document &#x27;d9&#x27;" in bad.content.decode()
+    )
+    assert not Pair.objects.filter(gold_grade__isnull=False).exists()
+    assert client.post("/pools/robust/gold/", {"lines": "q1 0 d1 3\n", "action": "mark"}).status_code == 302
+    assert "1 gold pair" in client.get("/pools/robust/gold/").content.decode()
+    client.post("/pools/robust/gold/", {"lines": "q1 d1 0\n", "action": "clear"})
+    assert not Pair.objects.filter(gold_grade__isnull=False).exists()
+    client.force_login(rater)
+    assert client.get("/pools/robust/gold/").status_code in (302, 403, 404)

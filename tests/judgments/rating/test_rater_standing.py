@@ -4,7 +4,7 @@ from the people page; scores follow; the history records it."""
 import pytest
 
 from judgments import raters
-from judgments.exchange.exports import combined_grades
+from judgments.exchange.exports.grades import combined_grades
 from judgments.models import Judgment, RaterStatusChange
 from judgments.rating import grading, queue
 
