@@ -65,11 +65,17 @@ def on_grades_changed(
 
 
 def on_run_submitted(sender, run: Run, **kwargs) -> None:
-    """judgments.signals.run_submitted: score the new run on every graded query of its pool."""
-    from . import services, tasks
+    """judgments.signals.run_submitted: score the new run on every graded query of its pool, then
+    re-measure the leaderboard's stability where it is measured live."""
+    from . import services, stability, tasks
 
     pool_id = run.configuration.pool_id
-    _update_after_commit(tasks.score_run, [pool_id, run.pk], lambda: services.rescore_run(run))
+
+    def update() -> None:
+        services.rescore_run(run)
+        stability.after_grades(run.configuration.pool)  # a new run may unsettle the ordering
+
+    _update_after_commit(tasks.score_run, [pool_id, run.pk], update)
 
 
 def _update_after_commit(task, args: list, update: Callable[[], object], *, small: bool = False) -> None:

@@ -25,6 +25,7 @@ With --svg PATH, writes the curve (mean true tau and relevant found against grad
 from __future__ import annotations
 
 import json
+import json as jsonlib
 import time
 from dataclasses import dataclass, field
 
@@ -217,13 +218,22 @@ class Command(BaseCommand):
         parser.add_argument("--docs", type=int, default=60)
         parser.add_argument("--configurations", type=int, default=6)
         parser.add_argument("--depth", type=int, default=20)
+        parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+seeds-1")
         parser.add_argument("--svg", help="write the curve here")
         parser.add_argument("--json", help="write every replay's figures here")
+        parser.add_argument("--dump", help="write every replay's curves here (for --combine)")
+        parser.add_argument("--combine", nargs="+", help="summarise the --dump files of parallel runs instead")
 
-    def handle(self, *args, seeds, queries, docs, configurations, depth, svg, json: str | None, **options):
-        tag = str(int(time.time()))
+    def handle(self, *args, seeds, queries, docs, configurations, depth, svg, json, **options):
+        if options["combine"]:
+            replays = [Replay(**row) for path in options["combine"] for row in _load(path)]
+            self._summary(replays)
+            if svg:
+                _svg(replays, svg)
+            return
+        tag = f"{int(time.time())}-{options['first_seed']}"
         replays = []
-        for seed in range(seeds):
+        for seed in range(options["first_seed"], options["first_seed"] + seeds):
             collection = make_collection(seed, queries, docs, configurations, depth)
             for strategy in STRATEGIES:
                 r = replay(collection, strategy, seed, depth, tag)
@@ -241,6 +251,9 @@ class Command(BaseCommand):
         if json:
             with open(json, "w") as out:
                 out.write(_dump(replays))
+        if options["dump"]:
+            with open(options["dump"], "w") as out:
+                out.write(jsonlib.dumps([r.__dict__ for r in replays]))
 
     def _summary(self, replays: list[Replay]) -> None:
         self.stdout.write(
@@ -261,6 +274,11 @@ class Command(BaseCommand):
                 f"{f' ({never} never)' if never else ''}  {saved:.1%}  {np.mean(at):.3f} (min {min(at):.3f})  "
                 f"{min(worst) if worst else float('nan'):.3f}"
             )
+
+
+def _load(path: str) -> list[dict]:
+    with open(path) as source:
+        return jsonlib.load(source)
 
 
 def _dump(replays: list[Replay]) -> str:
