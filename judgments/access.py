@@ -158,6 +158,19 @@ def get_pool_or_404(user, scope, **lookup):
         raise Http404("No such pool") from exc
 
 
+def configuration_or_404(request, configuration_id: int, *, manage: str = ""):
+    """The configuration (with its pool and team) if the user sees it, else 404; with `manage` (the words
+    of the refusal), the user must also be of its team or an admin, else 403."""
+    configuration = (
+        configurations_for(request.user).select_related("pool", "team").filter(pk=configuration_id).first()
+    )
+    if configuration is None:
+        raise Http404("No such configuration")
+    if manage and not can_manage_configuration(request.user, configuration):
+        raise PermissionDenied(manage)
+    return configuration
+
+
 def admin_pool_or_404(request, pool_name: str):
     """The pool an admin page is about, or 404 (the page's `require(is_admin)` has checked the role)."""
     return get_pool_or_404(request.user, pools_for, name=pool_name)

@@ -1,8 +1,8 @@
 """The staging entry point of the one run writer (judgments.services.store_run), for a run that is still
-arriving (a capture): the rankings are checked, their documents looked up
-and their rows staged while the engine answers the other queries, so that the run's own transaction at
-the end is short (5,000 rankings of 100: `record_run` took 0.8-1.2 s after the last answer; staged,
-the insert from the staging table and the commit take 0.2-0.3 s; measured under load 8-13).
+arriving (a capture): the rankings are checked, their documents looked up and their rows staged while
+the engine answers the other queries, so that the run's own transaction at the end is short (an insert
+from the staging table and the commit, where `record_run` would check, look up and copy everything
+after the last answer).
 
 `RunWriter(configuration, query_pks)`: `add(query_id, doc_ids)` for each answered query, in the
 caller's thread (the one holding the database connection); every `BATCH` rankings it checks them as

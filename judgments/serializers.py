@@ -158,6 +158,7 @@ class ConfigurationSerializer(serializers.ModelSerializer):
             "name",
             "description",
             "parameters",
+            "model_name",
             "created_at",
             "current_run",
             "n_runs",

@@ -346,7 +346,7 @@ _WHITESPACE = re.compile(r"\s")  # the characters str.isspace() finds
 
 def _plain_ranking(docs: Sequence[str]) -> bool:
     """True when a ranking surely has no problem: non-empty strings, no whitespace, no repeat. A few calls
-    in C per ranking instead of a Python loop per character (a 500,000-entry run: 1.2 s -> 0.1 s)."""
+    in C per ranking instead of a Python loop per character."""
     return (
         bool(docs)
         and set(map(type, docs)) == {str}

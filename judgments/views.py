@@ -78,9 +78,7 @@ def configuration_list(request: HttpRequest, pool_name: str) -> HttpResponse:
 
 
 def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = get_object_or_404(
-        access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
-    )
+    configuration = access.configuration_or_404(request, configuration_id)
     runs = configuration.runs.select_related("submitted_by", "endpoint").annotate(
         n_rankings=Count("rankings")
     )

@@ -19,7 +19,7 @@ from . import exports as score_exports
 from .comparison import ComparisonError
 from .metrics import CUTOFFS
 from .models import MEAN_FIELDS
-from .views import configuration_or_404, get_option, scored_pool_or_404, selected_configurations
+from .views import get_option, scored_pool_or_404, selected_configurations
 
 
 def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:
@@ -149,7 +149,7 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
 
 
 def configuration_history_csv(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = configuration_or_404(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
     metrics = list(MEAN_FIELDS)
     header = [

@@ -322,3 +322,26 @@ def remember_grades(
     columns = ["pool_id", "query_id", "doc_ids", "grades"]
     with pgcopy.copy_in(getattr(cursor, "cursor", cursor), "scoring_querygrades", columns) as copy:
         copy.write(rows)
+
+
+def human_grades(pool: Pool, query_ids: Iterable[int]) -> Grades:
+    """The humans' combined grades of the queries `query_ids`, by the pool's rule (an admin's final grade
+    wins; model judges' grades never count), whatever the pool's grade source."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        return read_grades(cursor, pool.pk, pool.combine_rule, query_ids, GradeSource.HUMANS)
+
+
+def rater_grades(pool: Pool, rater_id: int) -> Grades:
+    """One rater's (or model judge's) own grades in the pool, can't judge left out, sorted by query."""
+    with connection.cursor() as cursor:
+        query, doc, grade = read_columns(
+            cursor,
+            "SELECT array_agg(p.query_id ORDER BY p.query_id, p.document_id),"
+            " array_agg(p.document_id ORDER BY p.query_id, p.document_id),"
+            " array_agg(j.grade ORDER BY p.query_id, p.document_id)"
+            " FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id"
+            " WHERE p.pool_id = %s AND j.rater_id = %s AND NOT j.cant_judge",
+            [pool.pk, rater_id],
+            [">i8", ">i8", ">i2"],
+        )
+    return Grades(query.astype(np.int64), doc.astype(np.int64), grade.astype(np.float64))

@@ -30,6 +30,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from judgments import access
+from judgments.judges import probes, probing
+from judgments.judges.examples import example_pair_ids
 from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
 from judgments.rating import adjudication, agreement
 from judgments.rating.display import grade_scale
@@ -37,6 +39,7 @@ from judgments.scale import rounded_grade
 
 from . import metrics
 from .cells import Batch, read_rankings
+from .circularity import circular_configurations
 from .grades import NO_GRADE, Grades, combine_grades, model_raters
 
 FAR = 2  # grades apart: a pair worth an admin's look
@@ -161,6 +164,8 @@ def _compare(judge: ModelJudge) -> _Compared:
         models = model_raters(cursor)
     is_judge, human = rater == judge.user_id, ~np.isin(rater, models)
     common = np.intersect1d(pair[is_judge], pair[human])
+    # Pairs shown to the judge as examples in its prompt do not measure it.
+    common = np.setdiff1d(common, np.asarray(sorted(example_pair_ids(judge)), dtype=np.int64))
     rows = human & np.isin(pair, common)
     combined = combine_grades(
         pair[rows],
@@ -346,6 +351,9 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
             "far_spread": FAR,
             "few_pairs": FEW_PAIRS,
             "flavour_description": metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR].description,
+            "probes": list(probing.results(judge).values()),
+            "probe_fail_rate": probes.FAIL_RATE,
+            "circular": circular_configurations(judge.pool, judge),
         },
     )
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import downloads, live, recompute, trust, views
+from . import downloads, evidence, live, recompute, trust, views
 
 app_name = "scoring"
 
@@ -14,6 +14,10 @@ urlpatterns: list = [
     path("pools/<str:pool_name>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),
     path("runs/<int:run_id>/trec_eval/", downloads.run_scores_download, name="run-scores"),
     path("pools/<str:pool_name>/recompute/", recompute.recompute, name="recompute"),
+    # Defending model grades: PPI estimates with the human sample, the leaderboard by each assessor.
+    path("pools/<str:pool_name>/estimates/", evidence.estimates_page, name="estimates"),
+    path("pools/<str:pool_name>/estimates/sample/", evidence.draw_sample_view, name="draw-sample"),
+    path("pools/<str:pool_name>/assessors/", evidence.assessors_page, name="assessors"),
     # A model judge against the human raters (admins).
     path("pools/<str:pool_name>/judges/<str:name>/trust/", trust.trust_page, name="trust"),
     path(

@@ -20,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, side_by_side, stability, tasks
+from . import charts, comparison, evidence, side_by_side, stability, tasks
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS, UDCG_GAMMA
 from .models import MEAN_FIELDS
@@ -36,18 +36,6 @@ DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
 def scored_pool_or_404(request: HttpRequest, pool_name: str) -> Pool:
     """The pool if the user may see its scores (engineers of the pool, admins), else 404."""
     return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
-
-
-def configuration_or_404(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
-    found = (
-        access.configurations_for(request.user)
-        .select_related("pool", "team")
-        .filter(pk=configuration_id)
-        .first()
-    )
-    if found is None:
-        raise Http404("No such configuration")
-    return found
 
 
 def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
@@ -172,6 +160,7 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
             },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
             "stability": stability.measure(found) if rows else None,
+            "notes": evidence.leaderboard_notes(found),
         },
     )
 
@@ -307,6 +296,7 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             "low_judged": result.low_judged(),
             "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),
+            "estimates_url": evidence.difference_url(pool, a, b, metric, flavour),
         }
     )
     return render(request, "scoring/compare.html", context)
@@ -421,7 +411,7 @@ def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
 
 
 def configuration_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = configuration_or_404(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     points = comparison.configuration_history(configuration, flavour)
     metrics = comparison.LEADERBOARD_METRICS
@@ -461,7 +451,7 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
 def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Queue the unjudged documents of the configuration's current top k for rating (admins, and the
     pool's engineers where the pool allows it)."""
-    configuration = configuration_or_404(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     if not access.may_queue(request.user, configuration.pool):
         raise PermissionDenied
     try:

@@ -22,16 +22,7 @@ from judgments.models.capture import CaptureJob
 from . import services, tasks
 from .forms import CaptureForm, EndpointForm
 
-
-def _configuration(
-    request: HttpRequest, configuration_id: int, *, manage: bool = False
-) -> SearchConfiguration:
-    configuration = get_object_or_404(
-        access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
-    )
-    if manage and not access.can_manage_configuration(request.user, configuration):
-        raise PermissionDenied("Only the configuration's team and admins may do this.")
-    return configuration
+MANAGE = "Only the configuration's team and admins may do this."
 
 
 def _job(request: HttpRequest, job_id: int) -> CaptureJob:
@@ -48,7 +39,7 @@ def _back(configuration: SearchConfiguration, anchor: str = "endpoint") -> str:
 
 
 def endpoint_edit(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = _configuration(request, configuration_id, manage=True)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     current = configuration.endpoint
     if request.method == "POST":
         form = EndpointForm(request.POST)
@@ -94,7 +85,7 @@ def endpoint_edit(request: HttpRequest, configuration_id: int) -> HttpResponse:
 
 @require_POST
 def capture_start(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = _configuration(request, configuration_id, manage=True)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     form = CaptureForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():

@@ -354,7 +354,7 @@ class ConfigurationForm(forms.ModelForm):
 
     class Meta:
         model = SearchConfiguration
-        fields = ("name", "team", "description")
+        fields = ("name", "team", "description", "model_name")
 
     def __init__(self, *args, user, pool, **kwargs):
         super().__init__(*args, **kwargs)

@@ -7,6 +7,7 @@ runs       search configurations, runs and their rankings
 capture    search endpoints (one row per version) and capture jobs; secret_fields encrypts their secrets
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
+evidence   the human sample for prediction-powered estimates, and judges' probe answers
 jobs       the rule for a background job whose process died (captures, judging runs)
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
@@ -16,6 +17,7 @@ a ranking, ids without whitespace) are database constraints, so no code path can
 from ..scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL
 from .capture import CaptureJob, Schedule, SearchEndpoint
 from .documents import Document, DocumentQuerySet, Query
+from .evidence import HumanSample, JudgeExample, ProbeAnswer, ProbeKind, SampledQuery
 from .judges import (
     JudgeRun,
     ModelJudge,
@@ -67,6 +69,8 @@ __all__ = [
     "DocumentQuerySet",
     "Grade",
     "GradeSource",
+    "HumanSample",
+    "JudgeExample",
     "JudgeRun",
     "Judgment",
     "JudgmentChange",
@@ -75,6 +79,8 @@ __all__ = [
     "ModelJudgeQuerySet",
     "Pair",
     "PairQuerySet",
+    "ProbeAnswer",
+    "ProbeKind",
     "Pool",
     "Query",
     "QueueAccess",
@@ -82,6 +88,7 @@ __all__ = [
     "RaterStatus",
     "RaterStatusChange",
     "Ranking",
+    "SampledQuery",
     "Run",
     "RunQuerySet",
     "SearchConfiguration",

@@ -71,6 +71,12 @@ class ModelJudge(models.Model):
     concurrency = models.PositiveSmallIntegerField(
         default=4, validators=[MinValueValidator(1), MaxValueValidator(64)], help_text="Calls at once."
     )
+    example_count = models.PositiveSmallIntegerField(
+        "examples",
+        default=4,
+        validators=[MaxValueValidator(20)],
+        help_text="Human-graded pairs shown where the prompt has {{ examples }} (left out of its agreement figures).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -113,6 +119,7 @@ class JudgeRun(StaleRule, models.Model):
         QUEUED = "queued", "Pairs waiting in the raters' queue"
         ALL = "all", "Every pair of the pool"
         HUMAN_GRADED = "human-graded", "Pairs human raters graded (to measure the judge)"
+        PROBES = "probes", "Gullibility probes (altered copies of human-graded pairs; no grade stored)"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 

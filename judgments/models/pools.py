@@ -191,7 +191,15 @@ class Pool(models.Model):
         """The pool's grades in words: "an integer from 0 to 4", or "one of 0, 1, 3" for a scale with gaps."""
         grades = self.grades
         if list(grades) == list(range(grades[0], grades[-1] + 1)):
-            return f"an integer from {grades[0]} to {grades[-1]}"
+            return f"an integer {self.grade_range}"
+        return self.grade_range
+
+    @property
+    def grade_range(self) -> str:
+        """ "from 0 to 4" (or "from -1 to 4"), or "one of 0, 1, 3" for a scale with gaps: what a page asks."""
+        grades = self.grades
+        if list(grades) == list(range(grades[0], grades[-1] + 1)):
+            return f"from {grades[0]} to {grades[-1]}"
         return "one of " + ", ".join(str(g) for g in grades)
 
 

@@ -51,7 +51,7 @@ from judgments.models import (
     SearchConfiguration,
 )
 
-from . import adaptive
+from . import adaptive, planner
 
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 1000
@@ -182,6 +182,7 @@ def _queue(
             },
         )
         considered, new, already, complete, no_content, _ = cursor.fetchone()
+    transaction.on_commit(lambda: planner.refresh_after_queueing(pool.pk, new))
     return QueueResult(considered, new, already, complete, no_content)
 
 
@@ -403,3 +404,24 @@ def pairs_without_content(pool: Pool) -> QuerySet:
         .select_related("query", "document")
         .order_by("-priority", "query__external_id", "document__external_id")
     )
+
+
+# --- A random sample of queries for the humans -------------------------------------------------------
+
+SAMPLE_PRIORITY = 100_000_000  # above any pooling priority: a sample's pairs are served first
+
+
+@transaction.atomic
+def queue_queries(pool: Pool, query_ids: Sequence[int], k: int = DEFAULT_DEPTH) -> QueueResult:
+    """Queue every pair of `query_ids` for the human raters, ahead of everything else: the top k of every
+    configuration's current run for those queries (pairs made as needed) and every pair the pool already
+    has for them. Pairs that have their grades are left alone (counted in `complete`)."""
+    _check_depth(k)
+    run_ids = list(Run.objects.filter(configuration__pool=pool).current().values_list("pk", flat=True))
+    wanted = {int(q) for q in query_ids}
+    rows = [row for row in _top_k(run_ids, k) if row[0] in wanted]
+    pair_pks = services.ensure_pairs(pool, ((q, d) for q, d, _, _ in rows))
+    priorities = {pair_pks[(q, d)]: SAMPLE_PRIORITY + _priority(n, best) for q, d, n, best in rows}
+    for pk in Pair.objects.in_pool(pool).filter(query_id__in=wanted).values_list("pk", flat=True):
+        priorities.setdefault(pk, SAMPLE_PRIORITY)
+    return _queue(pool, priorities, keep_higher=True)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
-from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query, distractor_refused
+from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
 
 from . import adjudication, grading, queue
 from .display import (
@@ -184,9 +184,9 @@ def _refusal(form: GradeForm, pool: Pool) -> str:
     """What was wrong with a grading post, for the page: nothing was saved."""
     if "grade" in form.errors:
         raw = form.data.get("grade", "")
-        text = f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from {pool.grades[0]} to 4."
-        if raw.strip() == str(DISTRACTOR) and not pool.distractors_enabled:
-            text += " " + distractor_refused(pool.name)
+        text = f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade {pool.grade_range}."
+        if raw.strip() == str(DISTRACTOR) and (refused := pool.grade_problem(DISTRACTOR)):
+            text += " " + refused
         return text
     if "action" in form.errors:
         return "Nothing was saved: that answer could not be read."

@@ -218,11 +218,15 @@ class Command(BaseCommand):
         parser.add_argument("--docs", type=int, default=60)
         parser.add_argument("--configurations", type=int, default=6)
         parser.add_argument("--depth", type=int, default=20)
-        parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+seeds-1")
+        parser.add_argument(
+            "--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+seeds-1"
+        )
         parser.add_argument("--svg", help="write the curve here")
         parser.add_argument("--json", help="write every replay's figures here")
         parser.add_argument("--dump", help="write every replay's curves here (for --combine)")
-        parser.add_argument("--combine", nargs="+", help="summarise the --dump files of parallel runs instead")
+        parser.add_argument(
+            "--combine", nargs="+", help="summarise the --dump files of parallel runs instead"
+        )
 
     def handle(self, *args, seeds, queries, docs, configurations, depth, svg, json, **options):
         if options["combine"]:

@@ -6,8 +6,8 @@ numpy finds the spaces and newlines and reads every field as rows of 8-byte word
 columns are checked, parsed, grouped and ordered as whole arrays. Query and document ids are matched
 to the pool's by a hash of those words, checked byte for byte; the pool's ids come as one row of
 aggregates, read in a thread while the file is checked. The rankings go in as binary COPY built with
-numpy, block by block, the server storing one block while the next is ordered. 500,000 lines take
-about 0.3 s here, against 1.2 s with a bytes object per field (see `tests/bench/run.py bench_exchange`).
+numpy, block by block, the server storing one block while the next is ordered: no Python object per
+line or field (`tests/bench/run.py bench_exchange` measures it; docs/performance.md).
 
 `import_run_fast` returns None whenever the file is not in that shape or breaks any rule of
 `formats.parse_run` (field count, integer rank, finite score, id length, a doc twice in a query, a
@@ -317,8 +317,8 @@ class _Known:
         if cursor.fetchone()[0] > limit:
             return None
         # One row: the ids, one a line (ids hold no whitespace: a CHECK constraint), and their keys
-        # (both aggregates read the rows in the same order). Half the time of sending each id's
-        # length as well: 0.27 s against 0.5-0.7 s for a pool of 1.2 million documents.
+        # (both aggregates read the rows in the same order): about half the time of sending each id's
+        # length as well.
         cursor.execute(
             f"SELECT string_agg(external_id, E'\\n'), string_agg(int8send(id), '') FROM {table} WHERE pool_id = %s",
             [pool_pk],

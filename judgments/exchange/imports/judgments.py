@@ -36,7 +36,7 @@ from django.utils import timezone
 from judgments import bulk, services
 from judgments.exchange import formats
 from judgments.exchange.formats import MAX_PROBLEMS, FormatError, Problem
-from judgments.models import Document, Pair, Pool, Query, distractor_refused
+from judgments.models import Document, Pair, Pool, Query
 from judgments.signals import grades_changed
 
 from .checks import database_refused
@@ -232,12 +232,10 @@ def _check(rows: list[_Row], pool: Pool, problems: _Problems, *, usernames: bool
     scale = set(pool.grades)
     shown = ", ".join(str(g) for g in sorted(scale))
     for row in rows:
-        if row.grade == formats.DISTRACTOR and not pool.distractors_enabled:
-            problems.add(row.line, "grade", distractor_refused(pool.name))
-        elif row.grade is not None and row.grade not in scale:
-            problems.add(
-                row.line, "grade", f"grade {row.grade} is outside the scale of pool {pool.name} ({shown})"
-            )
+        if row.grade is not None and (problem := pool.grade_problem(row.grade)):
+            if row.grade != formats.DISTRACTOR or pool.distractors_enabled:  # a grade the scale lacks
+                problem = f"grade {row.grade} is outside the scale of pool {pool.name} ({shown})"
+            problems.add(row.line, "grade", problem)
         if usernames and (len(row.rater) > USERNAME_MAX or not USERNAME.match(row.rater)):
             problems.add(
                 row.line,

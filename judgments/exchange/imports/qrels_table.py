@@ -4,8 +4,8 @@ judgment the codes of its query and document into those lists and its grade.
 `read_common` reads the common shape of qrels file without a Python object per line: printable
 ASCII, one space between the four fields, a newline after each line, no comment or blank line, a
 grade that is one digit 0-4 and no (query, document) twice. numpy checks the layout and reads the
-grades; one `split` gives the ids. 1,000,000 lines take about 1.1 s, against 3.5-4 s for
-`formats.parse_qrels` and the text COPY built from its records. It returns None for any other file, and
+grades; one `split` gives the ids: a fraction of the time of `formats.parse_qrels` and the text COPY
+built from its records. It returns None for any other file, and
 the caller then runs `formats.parse_qrels`, which accepts the same files (and more) with the same
 result and names every problem by line and field; `from_records` turns its records into columns.
 

@@ -315,7 +315,12 @@ def _scoring_urls(pool, configuration, run):
     from django.urls import URLResolver, get_resolver
 
     query = pool.queries.order_by("pk").first()
-    values = {"pool": pool.name, "configuration_id": configuration.pk, "run_id": run.pk, "query_id": query.pk}
+    values = {
+        "pool_name": pool.name,
+        "configuration_id": configuration.pk,
+        "run_id": run.pk,
+        "query_id": query.pk,
+    }
     [scoring] = [
         p for p in get_resolver().url_patterns if isinstance(p, URLResolver) and p.namespace == "scoring"
     ]
