@@ -79,7 +79,7 @@ class JudgeSetupError(ValueError):
 
 def human_grades():
     """Judgments by human raters (not by a model judge)."""
-    return Judgment.objects.exclude(rater_id__in=ModelJudge.objects.values("user_id"))
+    return Judgment.objects.by_humans()
 
 
 def create_or_update_judge(pool: Pool, name: str, **settings) -> tuple[ModelJudge, bool]:

@@ -35,6 +35,7 @@ from .pairs import (
     PairQuerySet,
     RaterStatus,
     RaterStatusChange,
+    human_grade_count,
 )
 from .pools import (
     EXTERNAL_ID_MAX,
@@ -102,5 +103,6 @@ __all__ = [
     "default_judge_user",
     "distractor_refused",
     "env_var_name",
+    "human_grade_count",
     "no_whitespace",
 ]

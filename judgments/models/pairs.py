@@ -2,9 +2,11 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
 from .documents import Document, Query
+from .judges import ModelJudge
 from .pools import DISTRACTOR, GRADE_CHOICES, Pool
 
 # Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
@@ -76,6 +78,10 @@ class JudgmentQuerySet(models.QuerySet):
 
     def by(self, rater):
         return self.filter(rater=rater)
+
+    def by_humans(self):
+        """Judgments of people, not of model judges (whose accounts ModelJudge holds)."""
+        return self.exclude(rater_id__in=ModelJudge.objects.values("user_id"))
 
 
 class Judgment(models.Model):
@@ -209,3 +215,16 @@ class RaterStatusChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.rater_id} in {self.pool_id}"
+
+
+def human_grade_count():
+    """How many people graded the outer pair (can't judge and model judges not counted; 0 for none): an
+    annotation of Pair querysets, for the queue's open pairs and the human sample's progress."""
+    counts = (
+        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False, excluded=False)
+        .by_humans()
+        .values("pair")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)

@@ -19,10 +19,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count
 
-from judgments.models import HumanSample, Judgment, ModelJudge, Pair, Pool, Query, SampledQuery
+from judgments.models import (
+    HumanSample,
+    Pair,
+    Pool,
+    Query,
+    SampledQuery,
+    human_grade_count,
+)
 
 from . import queue
 
@@ -99,16 +105,6 @@ class SampleStatus:
         return round(100 * self.n_complete / self.size) if self.size else 100
 
 
-def _human_grade_count():
-    return (
-        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
-        .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
-        .values("pair")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-
-
 def sample_status(pool: Pool) -> SampleStatus | None:
     """The pool's sample and how far the humans are with it; None when no sample was drawn."""
     sample = HumanSample.objects.filter(pool=pool).first()
@@ -117,7 +113,7 @@ def sample_status(pool: Pool) -> SampleStatus | None:
     query_pks = sorted(sample.entries.values_list("query_id", flat=True))
     open_by_query = dict(
         Pair.objects.filter(pool=pool, query_id__in=query_pks, final_grade__isnull=True)
-        .alias(n=Coalesce(Subquery(_human_grade_count(), output_field=IntegerField()), 0))
+        .alias(n=human_grade_count())
         .filter(n__lt=pool.raters_per_pair)
         .values("query_id")
         .annotate(open=Count("pk"))
