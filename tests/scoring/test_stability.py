@@ -88,8 +88,13 @@ def test_stability_command_prints_json_last(clear_winner):
     out = StringIO()
     call_command("stability", "--pool", "robust", "--measure", "ndcg_cut_10", stdout=out)
     assert json.loads(out.getvalue().splitlines()[-1])["measure"] == "ndcg@10"
-    with pytest.raises(CommandError, match="Unknown measure 'ndcg@7'"):
-        call_command("stability", "--pool", "robust", "--measure", "ndcg@7", stdout=StringIO())
+    out = StringIO()
+    call_command("stability", "--pool", "robust", "--measure", "P@10", stdout=out)  # ir_measures syntax
+    assert json.loads(out.getvalue().splitlines()[-1])["measure"] == "p@10"
+    with pytest.raises(CommandError, match="^Measure 'nDCG@7' is not among the stored scores"):
+        call_command("stability", "--pool", "robust", "--measure", "nDCG@7", stdout=StringIO())
+    with pytest.raises(CommandError, match="^--measure: "):
+        call_command("stability", "--pool", "robust", "--measure", "nDCG@@", stdout=StringIO())
 
 
 def test_the_leaderboard_shows_the_panel(clear_winner, client, engineer):
