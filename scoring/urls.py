@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import downloads, evidence, live, measure_pages, recompute, trust, views
+from . import downloads, evidence, live, measure_pages, recompute, trust, tuning, views
 
 app_name = "scoring"
 
@@ -44,4 +44,5 @@ urlpatterns: list = [
     # Try a query live against the configuration's search endpoint (scoring.live).
     path("configurations/<int:configuration_id>/try/", live.live, name="live-query"),
     path("configurations/<int:configuration_id>/try/queue/", live.live_queue, name="live-queue"),
+    path("configurations/<int:configuration_id>/try/tune/", tuning.tune, name="live-tune"),
 ]
