@@ -20,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, evidence, flavours, measure_pages, scheduled, side_by_side, tasks
+from . import charts, comparison, evidence, flavours, measure_pages, scheduled, side_by_side, stability, tasks
 from .comparison import ComparisonError, metric_label
 from .measure_sets import measure_set
 from .metrics import CUTOFFS, UDCG_GAMMA
@@ -162,6 +162,7 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
+            "stability": stability.measure(found) if rows else None,
             "notes": evidence.leaderboard_notes(found),
         },
     )

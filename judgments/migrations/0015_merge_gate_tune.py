@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgments', '0014_gate_merge'),
-        ('judgments', '0014_tune_archive'),
+        ("judgments", "0014_gate_merge"),
+        ("judgments", "0014_tune_archive"),
     ]
 
-    operations = [
-    ]
+    operations = []
