@@ -124,6 +124,8 @@ MIDDLEWARE = [
     # Before WhiteNoise, which answers /static/ itself: static files get the same frame and CSP headers.
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.csp.ContentSecurityPolicyMiddleware",
+    # A control character (NUL...) in the path or query string: 404 / 400 before any view or query runs.
+    "config.url_guard.ControlCharacterGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
