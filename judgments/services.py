@@ -217,8 +217,12 @@ def ensure_queries(pool: Pool, external_ids: Iterable[str]) -> Keys:
 
 
 @transaction.atomic
-def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
+def ensure_documents(
+    pool: Pool, external_ids: Iterable[str], *, introduced_by: SearchConfiguration | None = None
+) -> Keys:
     """Map external document ids to primary keys, creating the missing ones (no content yet).
+    `introduced_by`: the configuration whose run names them (new ones stay private to its team's
+    eyes where rankings are private, access.documents_for).
 
     Large sets go through a temporary table: one round trip instead of a giant IN list.
     """
@@ -232,7 +236,7 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
             _lock_pool(pool)
             before = len(found)
             Document.objects.bulk_create(
-                [Document(pool=pool, external_id=d) for d in sorted(missing)],
+                [Document(pool=pool, external_id=d, introduced_by=introduced_by) for d in sorted(missing)],
                 ignore_conflicts=True,
                 batch_size=5000,
             )
@@ -265,8 +269,8 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
                     SELECT d.external_id, d.id FROM judgments_document d
                     JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
                 ), created AS (
-                    INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
-                    SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
+                    INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra, introduced_by_id)
+                    SELECT %s, w.external_id, '', '', '', '{}'::jsonb, %s FROM jl_wanted_docs w
                     WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.external_id = w.external_id)
                     ORDER BY w.external_id
                     RETURNING external_id, id
@@ -274,7 +278,7 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
                 -- One row back: the ids run together and their keys (one aggregate pass, so the same order).
                 SELECT string_agg(external_id, E'\\n'), array_agg(id), (SELECT count(*) FROM created) FROM found
                 """,
-                [pool.pk, pool.pk],
+                [pool.pk, pool.pk, introduced_by.pk if introduced_by is not None else None],
             )
             names, keys, created = cursor.fetchone()
         found = Keys(zip(names.split("\n"), keys, strict=True)) if names is not None else Keys()
@@ -408,7 +412,9 @@ def record_run(
                 f"{len(unknown)} query id(s) are not in pool {pool.name}; nothing was stored.",
                 [(q, "unknown query") for q in unknown[:50]],
             )
-    doc_pks = ensure_documents(pool, itertools.chain.from_iterable(rankings.values()))
+    doc_pks = ensure_documents(
+        pool, itertools.chain.from_iterable(rankings.values()), introduced_by=configuration
+    )
     run = Run.objects.create(
         configuration=configuration,
         source=source,

@@ -126,7 +126,11 @@ class RunWriter:
             raise core.RunError(
                 "The run has no ranking; nothing was stored.", [("", "the run has no ranking")]
             )
-        new = core.ensure_documents(self.configuration.pool, self.unknown) if self.unknown else {}
+        new = (
+            core.ensure_documents(self.configuration.pool, self.unknown, introduced_by=self.configuration)
+            if self.unknown
+            else {}
+        )
         run = Run.objects.create(
             configuration=self.configuration,
             source=source,

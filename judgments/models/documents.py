@@ -48,6 +48,12 @@ class Document(models.Model):
     body = models.TextField(blank=True)
     url = models.URLField(max_length=2000, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+    # The configuration whose run brought this id into the pool, while nothing else has: its rankings
+    # may be private to its team (access.documents_for). Cleared when an admin gives the document its
+    # content (an import, the API); NULL for documents imported as such, or named by qrels/judgments.
+    introduced_by = models.ForeignKey(
+        "SearchConfiguration", models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
 
     objects = DocumentQuerySet.as_manager()
 

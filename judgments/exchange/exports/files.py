@@ -51,10 +51,12 @@ def queries_lines(pool: Pool, fmt: str = "tsv") -> Iterator[str]:
     return blocks(writer(records))
 
 
-def documents_lines(pool: Pool) -> Iterator[str]:
-    """Documents as JSON lines ``{"id", "title", "body", "url", **extra}``."""
+def documents_lines(pool: Pool, documents=None) -> Iterator[str]:
+    """Documents as JSON lines ``{"id", "title", "body", "url", **extra}``: the pool's, or those of
+    `documents` (a queryset: access.documents_for)."""
     rows = (
-        Document.objects.filter(pool=pool)
+        (documents if documents is not None else Document.objects.all())
+        .filter(pool=pool)
         .order_by(id_order("external_id"))
         .values_list("external_id", "title", "body", "url", "extra")
     )

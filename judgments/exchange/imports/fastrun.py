@@ -18,6 +18,7 @@ by `services.record_run` would (tests/judgments/exchange/test_fast_run_import.py
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import threading
@@ -435,7 +436,12 @@ def import_run_fast(
     try:
         with transaction.atomic():
             query_keys = _keys(pool, lines.queries, known_queries, services.ensure_queries)
-            doc_keys = _keys(pool, lines.docs, known_documents, services.ensure_documents)
+            doc_keys = _keys(
+                pool,
+                lines.docs,
+                known_documents,
+                functools.partial(services.ensure_documents, introduced_by=configuration),
+            )
             run = Run.objects.create(
                 configuration=configuration,
                 source=source,
