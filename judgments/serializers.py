@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from . import access
+from . import access, limits
 from .models import (
     DISTRACTOR,
     EXTERNAL_ID_MAX,
@@ -275,8 +275,8 @@ class JudgmentSubmitSerializer(serializers.Serializer):
         help_text="0-4, or -1 (a distractor) in pools that enable the distractor grade.",
     )
     cant_judge = serializers.BooleanField(default=False)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
-    note = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=limits.NOTE)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=limits.NOTE)
 
     def validate(self, attrs):
         from judgments.exchange.imports.judgments import pool_grades

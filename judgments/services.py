@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import bulk
+from . import bulk, limits
 from .models import DISTRACTOR, Document, Judgment, Pair, Pool, Query, Ranking, Run, SearchConfiguration
 from .signals import grades_changed, run_submitted
 
@@ -103,6 +103,9 @@ def record_judgment(
         if problem:
             raise JudgmentError(problem)
         reason = ""
+    for what, value in (("reason", reason), ("note", note or "")):
+        if problem := limits.too_long(what, value, limits.NOTE):
+            raise JudgmentError(problem)
     # One transaction; inside a caller's (the queue's save_grade, a judge's batch) no savepoint of its
     # own: a failed statement aborts the caller's transaction anyway, and the checks above ran before it.
     with transaction.atomic(savepoint=False):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from judgments import limits
+
 from .problems import _BAD_ID_CHAR, MAX_URL_LENGTH, Stream, _char_desc, _gc_paused, _Reader, _show
 from .read import _dumps, _iter_json_objects, _json_id, _json_text
 from .records import DocumentRecord
@@ -37,8 +39,8 @@ def _document_from_obj(
     if msg:
         errors.append(("id", msg))
     values = {}
-    for key in ("title", "body", "url"):
-        values[key], msg = _json_text(obj, key)
+    for key, limit in (("title", limits.DOCUMENT_TITLE), ("body", limits.DOCUMENT_BODY), ("url", None)):
+        values[key], msg = _json_text(obj, key, limit=limit)
         if msg:
             errors.append((key, msg))
     if not errors:
