@@ -10,7 +10,8 @@ from __future__ import annotations
 import io
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import struct
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -248,6 +249,28 @@ def ensure_documents(
             )
             found.created = len(found) - before
         return found
+    names, keys, created = copy_documents(
+        pool,
+        # COPY's text format: ids hold no whitespace (the parsers and a CHECK refuse it); escape "\\".
+        lambda copy: copy.write("".join(d.replace("\\", "\\\\") + "\n" for d in wanted)),
+        introduced_by=introduced_by,
+    )
+    found = (
+        Keys(zip(names.split("\n"), struct.unpack(f">{len(keys) // 8}q", keys), strict=True))
+        if names
+        else Keys()
+    )
+    found.created = created
+    return found
+
+
+def copy_documents(
+    pool: Pool, write_ids: Callable, *, introduced_by: SearchConfiguration | None = None
+) -> tuple[str, bytes, int]:
+    """The keys of the document ids that `write_ids(copy)` writes to a COPY (text format, one id a
+    line, each once), creating the missing ones without content: (the ids, joined by newlines; their
+    keys, as big-endian int8s in the same order; how many were created). No Python object per id:
+    the fast run import (fastrun) streams millions of ids in and reads the answer with numpy."""
     with transaction.atomic(), connection.cursor() as cursor:
         # Hash joins of a million ids stay in memory (bulk.WORK_MEM; 4MB spills them to disk: 2x slower),
         # and never a nested loop: with statistics that say the pool's documents are few (a fresh
@@ -256,8 +279,7 @@ def ensure_documents(
         cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text) ON COMMIT DROP")
         cursor.execute("TRUNCATE jl_wanted_docs")
         with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
-            # COPY's text format: ids hold no whitespace (the parsers and a CHECK refuse it); escape "\\".
-            copy.write("".join(d.replace("\\", "\\\\") + "\n" for d in wanted))
+            write_ids(copy)
         cursor.execute("ANALYZE jl_wanted_docs")
         # Only the missing ones are inserted, by a plain INSERT: every writer of a pool's documents
         # holds its import lock, so none is inserted meanwhile. ON CONFLICT for 500,000 existing ids
@@ -278,15 +300,16 @@ def ensure_documents(
                     ORDER BY w.external_id
                     RETURNING external_id, id
                 ), found AS (SELECT * FROM existing UNION ALL SELECT * FROM created)
-                -- One row back: the ids run together and their keys (one aggregate pass, so the same order).
-                SELECT string_agg(external_id, E'\\n'), array_agg(id), (SELECT count(*) FROM created) FROM found
+                -- One row back: the ids run together and their keys as bytes (one aggregate pass, so
+                -- the same order): two values, however many ids.
+                SELECT string_agg(external_id, E'\\n'), string_agg(int8send(id), ''::bytea),
+                       (SELECT count(*) FROM created)
+                FROM found
                 """,
                 [pool.pk, pool.pk, introduced_by.pk if introduced_by is not None else None],
             )
             names, keys, created = cursor.fetchone()
-        found = Keys(zip(names.split("\n"), keys, strict=True)) if names is not None else Keys()
-        found.created = created
-        return found
+    return names or "", bytes(keys or b""), created
 
 
 def insert_pairs(cursor, pool: Pool, source: str, params: Sequence = ()) -> None:

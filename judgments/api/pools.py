@@ -19,10 +19,10 @@ from judgments.exchange.imports.checks import dry_run
 from .. import access, serializers, services
 from ..models import Document, Query
 from .common import (
+    EXPORT_TYPES,
     IMPORT_KINDS,
     POOL_PARAM,
     PROBLEMS_400,
-    STREAM_200,
     IsAdminOrReadOnly,
     _count,
     _field_problems,
@@ -31,6 +31,7 @@ from .common import (
     format_error_response,
     problems_response,
     stream,
+    streamed,
     too_large,
 )
 
@@ -56,7 +57,7 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         ),
         parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(exports.POOL_EXPORTS))],
         responses={
-            200: STREAM_200,
+            **streamed(*EXPORT_TYPES),
             400: PROBLEMS_400,
             403: OpenApiResponse(description="Not for your role."),
         },

@@ -19,7 +19,6 @@ from ..models import Ranking, Run
 from .common import (
     POOL_PARAM,
     PROBLEMS_400,
-    STREAM_200,
     IsEngineer,
     _count,
     _field_problems,
@@ -28,6 +27,7 @@ from .common import (
     format_error_response,
     problems_response,
     stream,
+    streamed,
     too_large,
 )
 
@@ -194,7 +194,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         run = self._managed_run()
         return Response({"run": run.pk, "rankings": services.ranking_external_ids(run)})
 
-    @extend_schema(summary="The run as a TREC file (streamed)", responses={200: STREAM_200})
+    @extend_schema(summary="The run as a TREC file (streamed)", responses=streamed("text/plain"))
     @action(detail=True, methods=["get"], serializer_class=None)
     def trec(self, request: Request, pk=None):
         run = self._managed_run()
