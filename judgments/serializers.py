@@ -176,7 +176,7 @@ class ConfigurationSerializer(serializers.ModelSerializer):
 class RunSerializer(serializers.ModelSerializer):
     pool = serializers.CharField(source="configuration.pool.name", read_only=True)
     configuration_name = serializers.CharField(source="configuration.name", read_only=True)
-    submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     n_rankings = serializers.IntegerField(read_only=True)
 
     class Meta:

@@ -265,19 +265,29 @@ def ensure_documents(
 
 
 def copy_documents(
-    pool: Pool, write_ids: Callable, *, introduced_by: SearchConfiguration | None = None
+    pool: Pool,
+    write_ids: Callable,
+    *,
+    introduced_by: SearchConfiguration | None = None,
+    in_written_order: bool = False,
 ) -> tuple[str, bytes, int]:
     """The keys of the document ids that `write_ids(copy)` writes to a COPY (text format, one id a
     line, each once), creating the missing ones without content: (the ids, joined by newlines; their
-    keys, as big-endian int8s in the same order; how many were created). No Python object per id:
-    the fast run import (fastrun) streams millions of ids in and reads the answer with numpy."""
+    keys, as big-endian int8s in the same order; how many were created). With `in_written_order`,
+    the keys come in the order the ids were written and the ids are not sent back (""): no Python
+    object per id, and nothing to match, for the fast run import (fastrun), which streams millions
+    of ids in and reads the keys with numpy."""
     with transaction.atomic(), connection.cursor() as cursor:
         # Hash joins of a million ids stay in memory (bulk.WORK_MEM; 4MB spills them to disk: 2x slower),
         # and never a nested loop: with statistics that say the pool's documents are few (a fresh
         # database), the planner picked one whose inner scan re-read the rows the INSERT was adding,
         # quadratic in the ids (a million of them ran for over 15 minutes).
-        cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text) ON COMMIT DROP")
-        cursor.execute("TRUNCATE jl_wanted_docs")
+        # `ord`: the order the ids were written in (COPY inserts its rows in order).
+        cursor.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs"
+            " (external_id text, ord bigint GENERATED ALWAYS AS IDENTITY) ON COMMIT DROP"
+        )
+        cursor.execute("TRUNCATE jl_wanted_docs RESTART IDENTITY")
         with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
             write_ids(copy)
         cursor.execute("ANALYZE jl_wanted_docs")
@@ -302,10 +312,15 @@ def copy_documents(
                 ), found AS (SELECT * FROM existing UNION ALL SELECT * FROM created)
                 -- One row back: the ids run together and their keys as bytes (one aggregate pass, so
                 -- the same order): two values, however many ids.
-                SELECT string_agg(external_id, E'\\n'), string_agg(int8send(id), ''::bytea),
-                       (SELECT count(*) FROM created)
-                FROM found
-                """,
+                """
+                + (
+                    # Back in the written order: one hash join with the wanted ids, on the server.
+                    "SELECT '', string_agg(int8send(f.id), ''::bytea ORDER BY w.ord), (SELECT count(*) FROM created)"
+                    " FROM found f JOIN jl_wanted_docs w ON w.external_id = f.external_id"
+                    if in_written_order
+                    else "SELECT string_agg(external_id, E'\\n'), string_agg(int8send(id), ''::bytea),"
+                    " (SELECT count(*) FROM created) FROM found"
+                ),
                 [pool.pk, pool.pk, introduced_by.pk if introduced_by is not None else None],
             )
             names, keys, created = cursor.fetchone()

@@ -68,6 +68,10 @@ def _known_values(world) -> dict:
     suppress_health_check=list(HealthCheck),
 )
 def test_every_answer_matches_the_schema(case, world, site_admin, wsgi_app):
+    from judgments import services
+
+    # A run nobody submitted (a command's import): its submitted_by is null, as the schema must say.
+    services.record_run(world["run"].configuration, {"q1": ["d1"]}, source="api")
     token = Token.objects.get_or_create(user=site_admin)[0].key
     # Every other example on the pool's own names and ids: success answers get checked too.
     if (
@@ -99,3 +103,11 @@ def test_a_body_that_is_not_json_gets_the_documented_problems_answer(client, sit
     assert (
         response.json()["problems"][0]["field"] == "body" and "JSON parse error" in response.json()["detail"]
     )
+
+
+def test_fields_null_for_deleted_or_absent_accounts_are_nullable_in_the_schema():
+    """Capture.requested_by and Run.submitted_by are null once the account is deleted (or for a run a
+    command imported): the schema said string."""
+    components = json.loads(json.dumps(schema.raw_schema))["components"]["schemas"]
+    assert components["Capture"]["properties"]["requested_by"]["nullable"] is True
+    assert components["Run"]["properties"]["submitted_by"]["nullable"] is True
