@@ -241,7 +241,11 @@ def _read_lines(data: bytes) -> _Lines | None:
     if layout is None:
         return None
     data, _, ends, line_starts = layout
-    spaces, newlines = ends[:, :-1], ends[:, -1]
+    # The spaces' offsets live as long as the import: 4 bytes each for a file under 2 GiB (every upload),
+    # not 8 (148 MB less for 5.3 million lines).
+    offset_type = np.int32 if len(data) < 2**31 else np.int64
+    spaces, newlines = ends[:, :-1].astype(offset_type), ends[:, -1].astype(offset_type)
+    del layout, ends
     words = _words(data)
     qids = _Field.read(data, words, line_starts, spaces[:, 0])
     docs = _Field.read(data, words, spaces[:, 1] + 1, spaces[:, 2])
