@@ -9,8 +9,8 @@
   `--traceback` shows the traceback as usual.
 - Start-up counts, since exports and imports run as a process per file: once Django is set up, the
   objects of every imported module are moved out of the garbage collector's sight (`gc.freeze`); they
-  live until exit anyway, and the last collection at exit no longer walks them (0.15-0.3 s a process,
-  measured by bench_export's start-up line).
+  live until exit anyway, and the last collection at exit no longer walks them (bench_export prints a
+  process's start-up).
 """
 
 from __future__ import annotations

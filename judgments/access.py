@@ -12,6 +12,7 @@ from functools import wraps
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.http import url_has_allowed_host_and_scheme
 
 RATER, ENGINEER, ADMIN = "rater", "engineer", "admin"
 ROLES = (RATER, ENGINEER, ADMIN)
@@ -177,6 +178,35 @@ def get_pool_or_404(user, scope, **lookup):
         return scope(user).get(**lookup)
     except (Pool.DoesNotExist, ValueError) as exc:  # not there (or not theirs), or a malformed value
         raise Http404("No such pool") from exc
+
+
+def configuration_or_404(request, configuration_id: int, *, manage: str = ""):
+    """The configuration (with its pool and team) if the user sees it, else 404; with `manage` (the words
+    of the refusal), the user must also be of its team or an admin, else 403."""
+    configuration = (
+        configurations_for(request.user).select_related("pool", "team").filter(pk=configuration_id).first()
+    )
+    if configuration is None:
+        raise Http404("No such configuration")
+    if manage and not can_manage_configuration(request.user, configuration):
+        raise PermissionDenied(manage)
+    return configuration
+
+
+def admin_pool_or_404(request, pool_name: str):
+    """The pool an admin page is about, or 404 (the page's `require(is_admin)` has checked the role)."""
+    return get_pool_or_404(request.user, pools_for, name=pool_name)
+
+
+def safe_next(request, *candidates: str | None, default: str = "") -> str:
+    """The first of `candidates` (a `next` field, the referer) that stays on this site (same host, and
+    https when the request is), else `default`: a redirect never leaves for another site."""
+    for candidate in candidates:
+        if candidate and url_has_allowed_host_and_scheme(
+            candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            return candidate
+    return default
 
 
 def ensure_role_groups(**kwargs) -> None:

@@ -14,7 +14,6 @@ from rest_framework import serializers
 
 from . import access, limits
 from .models import (
-    DISTRACTOR,
     EXTERNAL_ID_MAX,
     Document,
     Judgment,
@@ -24,7 +23,6 @@ from .models import (
     Run,
     SearchConfiguration,
     Team,
-    distractor_refused,
 )
 
 
@@ -156,6 +154,7 @@ class ConfigurationSerializer(serializers.ModelSerializer):
             "name",
             "description",
             "parameters",
+            "model_name",
             "created_at",
             "current_run",
             "n_runs",
@@ -279,8 +278,6 @@ class JudgmentSubmitSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=limits.NOTE)
 
     def validate(self, attrs):
-        from judgments.exchange.imports.judgments import pool_grades
-
         pool = attrs["pool"]
         pair = (
             Pair.objects.in_pool(pool)
@@ -305,12 +302,8 @@ class JudgmentSubmitSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"grade": "A grade 0-4 is required (or cant_judge with a reason)."}
             )
-        elif attrs["grade"] == DISTRACTOR and not pool.distractors_enabled:
-            raise serializers.ValidationError({"grade": distractor_refused(pool.name)})
-        elif attrs["grade"] not in pool_grades(pool):
-            raise serializers.ValidationError(
-                {"grade": f"Grade {attrs['grade']} is outside the scale of pool {pool.name}."}
-            )
+        elif problem := pool.grade_problem(attrs["grade"]):
+            raise serializers.ValidationError({"grade": problem})
         attrs["pair"] = pair
         return attrs
 

@@ -1,46 +1,15 @@
-"""Pages shared by every role: the home page and a pool's overview."""
+"""Pages shared by every role: the home page, a pool's overview, configurations and runs (the login page and
+its lockout: judgments.login)."""
 
-from django.conf import settings
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.forms import AuthenticationForm
 from django.db import connection
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from . import access
-from .capture import views as capture_views
-from .models import Document, Judgment, Pair, Pool, Query, Ranking
-
-
-class LoginView(auth_views.LoginView):
-    """Django's login, plus the demo logins when the demo is loaded (DEBUG only)."""
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["demo_logins"] = settings.DEBUG and Pool.objects.filter(name="demo").exists()
-        return context
-
-
-def locked_out(request, original_response=None, credentials=None) -> HttpResponse:
-    """django-axes' answer to a login refused for too many failures (settings.AXES_LOCKOUT_CALLABLE):
-    the login page saying why and for how long, or JSON for the API; 429 with Retry-After either way."""
-    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
-    message = (
-        f"Too many failed logins for this account or from your address: logins are refused for "
-        f"{seconds // 60} minutes, even with the right password. Try again later, or ask an admin to unlock "
-        "the account."
-    )
-    if request.path.startswith("/api/"):
-        response = JsonResponse({"detail": message}, status=429)
-    else:
-        username = (credentials or {}).get("username") or request.POST.get("username", "")
-        form = AuthenticationForm(request, initial={"username": username})
-        context = {"form": form, "locked_out": message, "next": request.POST.get("next", "")}
-        response = render(request, "registration/login.html", context, status=429)
-    response["Retry-After"] = str(seconds)
-    return response
+from .counts import count_of
+from .models import Document, Judgment, Pair, Query, Ranking, SearchConfiguration
 
 
 @login_not_required
@@ -52,23 +21,24 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    """The user's pools, one compact row each: the pool's own tab bar leads on from there."""
     user = request.user
+    pool = OuterRef("pk")
     pools = access.pools_for(user).annotate(
-        n_queries=Count("queries", distinct=True),
-        n_configurations=Count("configurations", distinct=True),
+        # One subquery per count: joined, queries x configurations rows per pool.
+        n_queries=count_of(Query.objects.filter(pool=pool)),
+        n_configurations=count_of(SearchConfiguration.objects.filter(pool=pool)),
     )
-    rating = (
-        set(access.rating_pools_for(user).values_list("pk", flat=True)) if access.is_rater(user) else set()
-    )
-    rows = []
-    for pool in pools:
-        mine = Judgment.objects.filter(pair__pool=pool, rater=user).count() if pool.pk in rating else None
-        rows.append({"pool": pool, "rates": pool.pk in rating, "my_judgments": mine})
-    return render(request, "judgments/home.html", {"rows": rows})
+    if access.is_rater(user):
+        pools = pools.annotate(
+            rates=Exists(access.rating_pools_for(user).filter(pk=pool)),
+            my_judgments=count_of(Judgment.objects.filter(pair__pool=pool, rater=user)),
+        )
+    return render(request, "judgments/home.html", {"pools": pools})
 
 
-def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+def pool_detail(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.pools_for, name=pool_name)
     pairs = Pair.objects.in_pool(found)
     stats = {
         "queries": Query.objects.filter(pool=found).count(),
@@ -93,8 +63,8 @@ def pool_detail(request: HttpRequest, pool: str) -> HttpResponse:
 # --- Configurations and runs (engineers of the pool, admins) -------------------------------------
 
 
-def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+def configuration_list(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     configurations = (
         access.configurations_for(request.user)
         .filter(pool=found)
@@ -110,11 +80,12 @@ def configuration_list(request: HttpRequest, pool: str) -> HttpResponse:
 
 
 def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = get_object_or_404(
-        access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
-    )
-    runs = configuration.runs.select_related("submitted_by", "endpoint").annotate(
-        n_rankings=Count("rankings")
+    configuration = access.configuration_or_404(request, configuration_id)
+    # Newest first, said explicitly: annotating a count drops Meta.ordering.
+    runs = list(
+        configuration.runs.select_related("submitted_by", "endpoint")
+        .annotate(n_rankings=Count("rankings"))
+        .order_by("-id")
     )
     return render(
         request,
@@ -123,8 +94,8 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
             "configuration": configuration,
             "pool": configuration.pool,
             "runs": runs,
+            "current_run_id": runs[0].pk if runs else None,
             "can_manage": access.can_manage_configuration(request.user, configuration),
-            **capture_views.panel_context(request, configuration),
         },
     )
 

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from django.db import connection
 from django.db.models import Avg, Count
 
-from judgments.exchange.exports import pgtext, run_tag
+from judgments.exchange.exports import pgtext
+from judgments.exchange.exports.runs import run_tag
 from judgments.exchange.exports.stream import by_id, copy_blocks, id_order
 from judgments.models import Pool, Run
 

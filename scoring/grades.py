@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from judgments import pgcopy
 from judgments.models import CombineRule, GradeSource, Pool
-from judgments.pgcopy import read_columns
+from judgments.pgcopy.rows import array_rows, read_array_rows, read_columns
 
 from . import metrics
 
@@ -78,7 +78,7 @@ def pool_grades(pool: Pool, query_ids: Iterable[int] | None = None) -> Grades:
     """Combined grades of `pool` (restricted to `query_ids` when given), by the pool's combine rule."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])
-        return _read_grades(cursor, pool.pk, pool.combine_rule, query_ids, pool.grade_source)
+        return read_grades(cursor, pool.pk, pool.combine_rule, query_ids, pool.grade_source)
 
 
 def model_raters(cursor) -> np.ndarray:
@@ -98,7 +98,7 @@ def counted(pair: np.ndarray, rater: np.ndarray, models: np.ndarray, source: str
     return human | ~np.isin(pair, pair[human])
 
 
-def _read_grades(
+def read_grades(
     cursor, pool_id: int, rule: str, query_ids: Iterable[int] | None, source: str = GradeSource.HUMANS
 ) -> Grades:
     models = model_raters(cursor) if source != GradeSource.ALL else np.zeros(0, np.int64)
@@ -264,7 +264,7 @@ def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None
         return None
     if row[3] != history_mark(cursor):  # a judgment changed since: they may be stale
         return None
-    (queries,), [(docs, counts), (grades, _)] = pgcopy.read_array_rows(
+    (queries,), [(docs, counts), (grades, _)] = read_array_rows(
         cursor,
         "SELECT query_id, doc_ids, grades FROM scoring_querygrades WHERE pool_id = %s ORDER BY query_id",
         [pool_id],
@@ -311,7 +311,7 @@ def remember_grades(
     if not len(grades):
         return
     starts = np.flatnonzero(np.r_[True, grades.query[1:] != grades.query[:-1]])
-    rows = pgcopy.array_rows(
+    rows = array_rows(
         [(np.full(len(starts), pool_id), ">i8"), (grades.query[starts], ">i8")],
         [(grades.doc, ">i8"), (grades.grade, ">f8")],
         starts,
@@ -319,3 +319,26 @@ def remember_grades(
     columns = ["pool_id", "query_id", "doc_ids", "grades"]
     with pgcopy.copy_in(getattr(cursor, "cursor", cursor), "scoring_querygrades", columns) as copy:
         copy.write(rows)
+
+
+def human_grades(pool: Pool, query_ids: Iterable[int]) -> Grades:
+    """The humans' combined grades of the queries `query_ids`, by the pool's rule (an admin's final grade
+    wins; model judges' grades never count), whatever the pool's grade source."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        return read_grades(cursor, pool.pk, pool.combine_rule, query_ids, GradeSource.HUMANS)
+
+
+def rater_grades(pool: Pool, rater_id: int) -> Grades:
+    """One rater's (or model judge's) own grades in the pool, can't judge left out, sorted by query."""
+    with connection.cursor() as cursor:
+        query, doc, grade = read_columns(
+            cursor,
+            "SELECT array_agg(p.query_id ORDER BY p.query_id, p.document_id),"
+            " array_agg(p.document_id ORDER BY p.query_id, p.document_id),"
+            " array_agg(j.grade ORDER BY p.query_id, p.document_id)"
+            " FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id"
+            " WHERE p.pool_id = %s AND j.rater_id = %s AND NOT j.cant_judge",
+            [pool.pk, rater_id],
+            [">i8", ">i8", ">i2"],
+        )
+    return Grades(query.astype(np.int64), doc.astype(np.int64), grade.astype(np.float64))

@@ -1,4 +1,4 @@
-"""The numpy building blocks of `metrics`: discounts, gains, top-k sums, key checks, and `_Qrels`, the
+"""The numpy building blocks of `metrics`: discounts, gains, top-k sums, key checks, and `PreparedQrels`, the
 judged grades prepared for looking up many (query, doc) keys at once. No Django. Split from `metrics`
 to keep each module readable; `metrics` is the interface and documents the conventions.
 """
@@ -10,7 +10,7 @@ import numpy as np
 from .flavours import CUTOFFS, FLAVOURS, RELEVANCE_LEVEL, Flavour
 
 _INT64_MAX = np.iinfo(np.int64).max
-# _Qrels uses a direct table (one int32 per key) when the judged keys span at most
+# PreparedQrels uses a direct table (one int32 per key) when the judged keys span at most
 # max(DIRECT_TABLE_MIN, DIRECT_TABLE_FACTOR x the number of judged entries) keys.
 DIRECT_TABLE_MIN = 1 << 22
 DIRECT_TABLE_FACTOR = 16
@@ -19,7 +19,7 @@ DIRECT_TABLE_FACTOR = 16
 # --------------------------------------------------------------------------- helpers
 
 
-def _discounts(kind: str, length: int) -> np.ndarray:
+def discount_vector(kind: str, length: int) -> np.ndarray:
     """Discount factor of ranks 1..length."""
     rank = np.arange(1, length + 1, dtype=np.float64)
     if kind == "log2":
@@ -29,28 +29,28 @@ def _discounts(kind: str, length: int) -> np.ndarray:
     return 1.0 / np.log2(np.maximum(rank, 2.0))
 
 
-def _gain(kind: str, grades: np.ndarray) -> np.ndarray:
+def gain_vector(kind: str, grades: np.ndarray) -> np.ndarray:
     if kind == "exp":
         return np.exp2(grades) - 1.0  # exact 0 for grade 0
     return grades
 
 
-def _cutoff_matrix(width: int, weights: np.ndarray | None = None) -> np.ndarray:
+def cutoff_matrix(width: int, weights: np.ndarray | None = None) -> np.ndarray:
     """(width, len(CUTOFFS)) matrix W with W[i, c] = weight[i] if i < CUTOFFS[c] else 0,
-    so that ``_topk(values, W)`` gives the (weighted) sums over each top k."""
+    so that ``top_k_product(values, W)`` gives the (weighted) sums over each top k."""
     w = np.ones(width) if weights is None else weights[:width]
     idx = np.arange(width)[:, None]
     # Fortran order: einsum's inner loop then runs along contiguous memory (4x faster).
     return np.asfortranarray(np.where(idx < np.asarray(CUTOFFS)[None, :], w[:, None], 0.0))
 
 
-def _topk(values: np.ndarray, w: np.ndarray) -> np.ndarray:
+def top_k_product(values: np.ndarray, w: np.ndarray) -> np.ndarray:
     """values[:, :width] @ w without BLAS: for such thin products a multithreaded BLAS
     spends more time waking its threads than computing (10x slower measured)."""
     return np.einsum("ij,jk->ik", values[:, : w.shape[0]], w)
 
 
-def _as_int_array(name: str, a, ndim: int) -> np.ndarray:
+def as_int_array(name: str, a, ndim: int) -> np.ndarray:
     arr = np.asarray(a)
     if arr.size == 0 and arr.dtype.kind == "f":
         arr = arr.astype(np.int64)
@@ -66,7 +66,7 @@ def _as_int_array(name: str, a, ndim: int) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-def _resolve(flavour) -> Flavour:
+def resolve_flavour(flavour) -> Flavour:
     if isinstance(flavour, Flavour):
         return flavour
     if isinstance(flavour, str):
@@ -77,13 +77,13 @@ def _resolve(flavour) -> Flavour:
     raise TypeError(f"expected a Flavour or a flavour name, got {type(flavour).__name__}")
 
 
-class _Qrels:
+class PreparedQrels:
     """Qrels prepared for lookups: sorted combined keys, per-query relevant counts and
     (lazily, per gain/discount) ideal DCG at each cutoff."""
 
     def __init__(self, qrel_query, qrel_doc, qrel_grade) -> None:
-        q = _as_int_array("qrel_query", qrel_query, 1)
-        d = _as_int_array("qrel_doc", qrel_doc, 1)
+        q = as_int_array("qrel_query", qrel_query, 1)
+        d = as_int_array("qrel_doc", qrel_doc, 1)
         g = np.asarray(qrel_grade, dtype=np.float64)
         if g.ndim != 1 or not (len(q) == len(d) == len(g)):
             raise ValueError("qrel_query, qrel_doc and qrel_grade must be 1-d arrays of equal length")
@@ -187,8 +187,8 @@ class _Qrels:
         """(nq, len(CUTOFFS)) ideal DCG."""
         key = (gain, discount)
         if key not in self._idcg:
-            disc = _discounts(discount, max(CUTOFFS))
-            contrib = _gain(gain, self._ideal_g) * disc[self._ideal_rank0]
+            disc = discount_vector(discount, max(CUTOFFS))
+            contrib = gain_vector(gain, self._ideal_g) * disc[self._ideal_rank0]
             out = np.zeros((self.nq, len(CUTOFFS)))
             for c, k in enumerate(CUTOFFS):
                 sel = self._ideal_rank0 < k

@@ -46,10 +46,6 @@ class RunMeans:
     means: dict[str, float | None]
 
     @property
-    def n_ranked(self) -> int:
-        return self.n_queries - self.n_unranked
-
-    @property
     def judged(self) -> dict[str, float | None]:
         return {metric: self.means[metric] for metric in JUDGED_FIELDS}
 

@@ -15,7 +15,7 @@ import numpy as np
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 
 from judgments import access, services
 from judgments.capture import client
-from judgments.capture.engines import EndpointError
+from judgments.endpoints.engines import EndpointError
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
 from judgments.rating import queue
 from judgments.scale import rounded_grade
@@ -191,18 +191,7 @@ def _ndcg(documents: list[LiveDocument], grades: dict[int, float]) -> tuple[floa
 # --- Views -------------------------------------------------------------------------------------------------
 
 
-def _configuration(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
-    configuration = (
-        access.configurations_for(request.user)
-        .select_related("pool", "team")
-        .filter(pk=configuration_id)
-        .first()
-    )
-    if configuration is None:
-        raise Http404("No such configuration")
-    if not access.can_manage_configuration(request.user, configuration):
-        raise PermissionDenied("Only the configuration's team and admins query its engine.")
-    return configuration
+MANAGE = "Only the configuration's team and admins query its engine."
 
 
 def _depth(value: str | None) -> int:
@@ -215,7 +204,7 @@ def _depth(value: str | None) -> int:
 
 def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """GET ?q=text or ?query=<pool query id> [&depth=10|20]: the engine's answer now."""
-    configuration = _configuration(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     pool = configuration.pool
     query_id = request.GET.get("query", "").strip()
     text = request.GET.get("q", "")
@@ -249,7 +238,7 @@ def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
 @require_POST
 def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Queue the posted unjudged documents of a live list for rating (the query must be the pool's)."""
-    configuration = _configuration(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     pool = configuration.pool
     if not access.may_queue(request.user, pool):
         raise PermissionDenied("You may not send documents to this pool's raters.")
@@ -270,13 +259,7 @@ def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
         except queue.QueueError as exc:
             messages.error(request, str(exc))
         else:
-            text = (
-                f"{done.newly_queued} pair(s) of {query.external_id} newly queued for rating, "
-                f"{done.already_queued} already queued, {done.complete} already graded."
-            )
-            if done.without_content:
-                text += f" {done.without_content} wait for their document's content."
-            messages.success(request, text)
+            messages.success(request, done.message(of=f" of {query.external_id}"))
     return redirect(
         f"{back}?{urlencode({'query': query.external_id, 'depth': _depth(request.POST.get('depth'))})}"
     )

@@ -68,7 +68,15 @@ from .flavours import (  # noqa: F401 - re-exported: metrics.FLAVOURS etc. are t
     UNJUDGED,
     Flavour,
 )
-from .judged_table import _as_int_array, _cutoff_matrix, _discounts, _gain, _Qrels, _resolve, _topk  # noqa: F401
+from .judged_table import (  # noqa: F401
+    PreparedQrels,
+    as_int_array,
+    cutoff_matrix,
+    discount_vector,
+    gain_vector,
+    resolve_flavour,
+    top_k_product,
+)
 from .udcg import UDCG_GAMMA, udcg_of_passages  # noqa: F401  (re-exported for callers of metrics)
 from .udcg import from_sums as udcg_from_sums
 from .udcg import weights as udcg_weights
@@ -114,7 +122,7 @@ def score(
     (query, doc) with its combined grade (float64).
     Returns {metric name: (n,) float64} for every name in METRICS + JUDGED (+ UDCG with udcg=True).
     """
-    f = _resolve(flavour)
+    f = resolve_flavour(flavour)
     return score_all(rank_query, rankings, qrel_query, qrel_doc, qrel_grade, [f], udcg=udcg)[f.name]
 
 
@@ -141,24 +149,24 @@ def score_all(
     """
     flist: list[Flavour] = []
     for fl in flavours:
-        f = _resolve(fl)
+        f = resolve_flavour(fl)
         if any(o.name == f.name and o != f for o in flist):
             raise ValueError(f"two different flavours are named {f.name!r}")
         if f not in flist:
             flist.append(f)
 
-    rq = _as_int_array("rank_query", rank_query, 1)
-    rk = _as_int_array("rankings", rankings, 2)
+    rq = as_int_array("rank_query", rank_query, 1)
+    rk = as_int_array("rankings", rankings, 2)
     n, depth = rk.shape
     if len(rq) != n:
         raise ValueError(f"rank_query has {len(rq)} rows but rankings has {n}")
-    qrels = _Qrels(qrel_query, qrel_doc, qrel_grade)
+    qrels = PreparedQrels(qrel_query, qrel_doc, qrel_grade)
     rowq_all = qrels.row_query_index(rq)
 
     ncut = len(CUTOFFS)
     width = min(max(CUTOFFS), depth)  # columns that matter for the cutoff metrics
-    count_w = _cutoff_matrix(width)
-    disc_w = {d: _cutoff_matrix(width, _discounts(d, width)) for d in {f.discount for f in flist}}
+    count_w = cutoff_matrix(width)
+    disc_w = {d: cutoff_matrix(width, discount_vector(d, width)) for d in {f.discount for f in flist}}
     idcg = {(f.gain, f.discount): qrels.idcg(f.gain, f.discount) for f in flist}
     modes = sorted({f.unjudged for f in flist})
     cut = np.asarray(CUTOFFS, dtype=np.float64)
@@ -176,7 +184,7 @@ def score_all(
     # For the condensed list: sort keys col + depth*unjudged per row (small ints, SIMD sort).
     kdt = np.int16 if 2 * depth < np.iinfo(np.int16).max else np.int64
     col = np.arange(depth, dtype=kdt)
-    # Process rows grouped by query (see _Qrels.lookup); keep the given order if it already is.
+    # Process rows grouped by query (see PreparedQrels.lookup); keep the given order if it already is.
     order = None if n < 2 or (rowq_all[1:] >= rowq_all[:-1]).all() else np.argsort(rowq_all, kind="stable")
 
     def score_chunk(s: int, e: int) -> None:
@@ -200,7 +208,7 @@ def score_all(
         del valid, docs
 
         # judged@k, always on the original ranking; a distractor was graded, so it counts as judged.
-        jcount = _topk(judged if negative is None else judged | negative, count_w)
+        jcount = top_k_product(judged if negative is None else judged | negative, count_w)
         denom = np.minimum(cut[None, :], length[:, None].astype(np.float64))
         judged_out[rows] = np.divide(jcount, denom, out=np.zeros_like(jcount), where=denom > 0)
         if udcg_out is not None:
@@ -209,7 +217,7 @@ def score_all(
             utility = udcg_weights(
                 grades[:, :width], None if negative is None else negative[:, :width], RELEVANCE_LEVEL
             )
-            udcg_out[rows] = udcg_from_sums(_topk(utility, count_w), denom)
+            udcg_out[rows] = udcg_from_sums(top_k_product(utility, count_w), denom)
             del utility
         del negative
 
@@ -228,7 +236,7 @@ def score_all(
                 del src
             rel = g >= RELEVANCE_LEVEL
             o = mode_out[m]
-            relcount = _topk(rel, count_w)
+            relcount = top_k_product(rel, count_w)
             o["p"][rows] = relcount / cut[None, :]
             o["recall"][rows] = np.divide(
                 relcount, nrel[:, None], out=np.zeros_like(relcount), where=has_rel[:, None]
@@ -245,7 +253,7 @@ def score_all(
             for f in flist:
                 if f.unjudged != m:
                     continue
-                dcg = _topk(_gain(f.gain, g[:, :width]), disc_w[f.discount])
+                dcg = top_k_product(gain_vector(f.gain, g[:, :width]), disc_w[f.discount])
                 ideal = qrels.per_row(idcg[(f.gain, f.discount)], rowq)
                 ndcg_out[f.name][rows] = np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
             del g

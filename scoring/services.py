@@ -13,20 +13,21 @@ import numpy as np
 from django.db import connection, transaction
 
 from judgments.models import Pool, Run
+from judgments.words import counted
 
 from .cells import (
-    _TABLE,
+    CELL_TABLE,
     FLAVOUR_NAMES,
-    _Batch,
-    _insert_rows,
-    _query_batches,
-    _read_rankings,
-    _read_stored,
-    _Rows,
-    _score_cells,
-    _sync_rows,
+    Batch,
+    CellRows,
+    insert_rows,
+    query_batches,
+    read_rankings,
+    read_stored,
+    score_cells,
+    sync_rows,
 )
-from .grades import WORK_MEM, ScoringError, _read_grades, cached_grades, history_mark, remember_grades
+from .grades import WORK_MEM, ScoringError, cached_grades, history_mark, read_grades, remember_grades
 
 logger = logging.getLogger(__name__)
 # Batches the reading connection may hold ready (each about BATCH_ENTRIES x 8 bytes of rankings and the
@@ -51,14 +52,15 @@ class RescoreSummary:
     timings: dict[str, float] = field(default_factory=dict)
 
     def add(self, counts: dict[str, int]) -> None:
-        """Add _sync_rows' counts of inserted, updated and deleted rows."""
+        """Add sync_rows' counts of inserted, updated and deleted rows."""
         self.inserted += counts["inserted"]
         self.updated += counts["updated"]
         self.deleted += counts["deleted"]
 
     def __str__(self) -> str:
         return (
-            f"{self.rows} cells for {self.runs} runs x {self.queries} graded queries, {len(FLAVOUR_NAMES)} "
+            f"{counted(self.rows, 'cell')} for {counted(self.runs, 'run')} x "
+            f"{counted(self.queries, 'graded query')}, {len(FLAVOUR_NAMES)} "
             f"flavours each ({self.inserted} inserted, {self.updated} updated, {self.deleted} deleted) "
             f"in {self.seconds:.2f} s"
         )
@@ -114,21 +116,20 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         if scope is None and len(run_ids) < len(pool_runs):
             # Some of the runs (a new one): only graded queries have rows, so read the grades first and
             # drop the runs' rows of other queries. When most queries are not graded, read the rankings
-            # of graded ones only (33 ms -> 3 ms for 5,000 rankings and no grade); otherwise filtering
-            # costs more than it saves (140 ms against 40 ms to read 5,000 rankings).
+            # of graded ones only; otherwise filtering costs more than it saves.
             # The grades the other runs were scored with (models.PoolGrades), when the pool has them:
-            # 5,000 rows of arrays instead of 1,200,000 judgments (0.05 s against 1.0-1.3 s).
+            # a row of arrays per graded query instead of every judgment.
             tick = time.perf_counter()
             grades = cached_grades(cursor, pool.pk, rule, source)
             if grades is None:
                 mark = history_mark(cursor)
-                grades = _read_grades(cursor, pool.pk, rule, None, source)
+                grades = read_grades(cursor, pool.pk, rule, None, source)
                 remember_grades(cursor, pool.pk, rule, source, grades, mark=mark)
             timings["read grades"] = time.perf_counter() - tick
             graded = grades.queries.tolist()
-            where, params = _Batch().where(run_ids)
+            where, params = Batch().where(run_ids)
             cursor.execute(
-                f"DELETE FROM {_TABLE} WHERE {where} AND NOT query_id = ANY(%s)", [*params, graded]
+                f"DELETE FROM {CELL_TABLE} WHERE {where} AND NOT query_id = ANY(%s)", [*params, graded]
             )
             summary.deleted += cursor.rowcount
             cursor.execute("SELECT count(*) FROM judgments_query WHERE pool_id = %s", [pool.pk])
@@ -138,40 +139,40 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
         if scope is not None and len(scope) <= FEW_QUERIES:
             tick = time.perf_counter()
             if grades is None:
-                grades = _read_grades(cursor, pool.pk, rule, scope.tolist(), source)
+                grades = read_grades(cursor, pool.pk, rule, scope.tolist(), source)
                 remember_grades(cursor, pool.pk, rule, source, grades, scope.tolist())
                 timings["read grades"] = time.perf_counter() - tick
             summary.queries = len(grades.queries)
             tick = time.perf_counter()
-            where, params = _Batch().where(run_ids, scope.tolist())
-            cursor.execute(f"DELETE FROM {_TABLE} WHERE {where}", params)
+            where, params = Batch().where(run_ids, scope.tolist())
+            cursor.execute(f"DELETE FROM {CELL_TABLE} WHERE {where}", params)
             summary.deleted += cursor.rowcount
             graded = grades.queries
-            rankings = _read_rankings(cursor, run_ids, _Batch(), graded.tolist()) if len(graded) else None
+            rankings = read_rankings(cursor, run_ids, Batch(), graded.tolist()) if len(graded) else None
             timings["read rankings"] = time.perf_counter() - tick
             if rankings is not None:
                 tick = time.perf_counter()
-                rows = _score_cells(grades, run_ids, *rankings)
+                rows = score_cells(grades, run_ids, *rankings)
                 timings["score"] = time.perf_counter() - tick
                 tick = time.perf_counter()
-                summary.inserted = summary.rows = _insert_rows(cursor, rows, np.arange(len(rows)))
+                summary.inserted = summary.rows = insert_rows(cursor, rows, np.arange(len(rows)))
                 timings["write"] = time.perf_counter() - tick
             summary.seconds = time.perf_counter() - started
             return summary
 
         tick = time.perf_counter()
-        batches = _query_batches(cursor, run_ids, None if scope is None else scope.tolist())
+        batches = query_batches(cursor, run_ids, None if scope is None else scope.tolist())
         timings["read rankings"] += time.perf_counter() - tick
 
-        def load(cursor, batch: _Batch):
+        def load(cursor, batch: Batch):
             """A batch's rankings (of the queries in scope: the full pool filters in numpy) and stored rows."""
             tick = time.perf_counter()
             wanted = None if scope is None else batch.select(scope).tolist()
             if batch.rankings and (wanted is None or wanted):
-                rankings = _read_rankings(cursor, run_ids, batch, wanted)
+                rankings = read_rankings(cursor, run_ids, batch, wanted)
             else:
                 rankings = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.int64))
-            stored = _read_stored(cursor, *batch.where(run_ids, wanted))
+            stored = read_stored(cursor, *batch.where(run_ids, wanted))
             return batch, rankings, stored, time.perf_counter() - tick
 
         ahead = _ReadAhead(load, batches) if read_ahead and len(batches) > 1 else None
@@ -183,9 +184,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             if grades is None:
                 tick = time.perf_counter()
                 mark = history_mark(cursor)
-                grades = _read_grades(
-                    cursor, pool.pk, rule, None if scope is None else scope.tolist(), source
-                )
+                grades = read_grades(cursor, pool.pk, rule, None if scope is None else scope.tolist(), source)
                 timings["read grades"] = time.perf_counter() - tick
                 # Stored after the scores: until then the connection may be the writer thread's.
                 remembered = grades
@@ -194,7 +193,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             for batch, rankings, stored, reading in ahead or (load(cursor, b) for b in batches):
                 tick = time.perf_counter()
                 timings["read rankings"] += tick - waited if ahead else reading
-                rows = _score_cells(grades.between(batch.low, batch.high), run_ids, *rankings)
+                rows = score_cells(grades.between(batch.low, batch.high), run_ids, *rankings)
                 del rankings
                 timings["score"] += time.perf_counter() - tick
                 summary.rows += len(rows)
@@ -202,7 +201,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                     behind.put(rows, stored)
                 else:
                     tick = time.perf_counter()
-                    summary.add(_sync_rows(cursor, rows, stored))
+                    summary.add(sync_rows(cursor, rows, stored))
                     timings["write"] += time.perf_counter() - tick
                 del rows, stored
                 waited = time.perf_counter()
@@ -226,7 +225,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
 
 
 class _WriteBehind:
-    """Writes score batches (_sync_rows) on the caller's own connection and transaction, from a thread,
+    """Writes score batches (sync_rows) on the caller's own connection and transaction, from a thread,
     one batch at a time: put() waits while the previous batch is still being written. The caller must
     not use the connection until finish() has returned; finish() raises what a write raised."""
 
@@ -246,7 +245,7 @@ class _WriteBehind:
                     continue  # drain: the caller learns of the error at its next put() or finish()
                 tick = time.perf_counter()
                 try:
-                    for key, value in _sync_rows(cursor, *item).items():
+                    for key, value in sync_rows(cursor, *item).items():
                         self.counts[key] += value
                 except BaseException as exc:
                     self.error = exc
@@ -256,7 +255,7 @@ class _WriteBehind:
         if self.error is not None:
             raise self.error
 
-    def put(self, rows: _Rows, stored) -> None:
+    def put(self, rows: CellRows, stored) -> None:
         self._raise()
         self.batches.put((rows, stored))
 
@@ -275,7 +274,7 @@ class _ReadAhead:
     connection one batch ahead, so that the database reads while the caller scores and writes. The
     thread starts at once (the first batch loads while the caller reads the grades); close() stops it."""
 
-    def __init__(self, load, batches: Sequence[_Batch]):
+    def __init__(self, load, batches: Sequence[Batch]):
         self.results: queue.Queue = queue.Queue(maxsize=READ_AHEAD_BATCHES)
         self.stop = threading.Event()
         self.worker = threading.Thread(
@@ -283,7 +282,7 @@ class _ReadAhead:
         )
         self.worker.start()
 
-    def _work(self, load, batches: Sequence[_Batch]) -> None:
+    def _work(self, load, batches: Sequence[Batch]) -> None:
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])

@@ -30,13 +30,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from judgments import access
+from judgments.judges import probes, probing
+from judgments.judges.examples import example_pair_ids
 from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
 from judgments.rating import adjudication, agreement
 from judgments.rating.display import grade_scale
 from judgments.scale import rounded_grade
 
 from . import metrics
-from .cells import _Batch, _read_rankings
+from .cells import Batch, read_rankings
+from .circularity import circular_configurations
 from .grades import NO_GRADE, Grades, combine_grades, model_raters
 
 FAR = 2  # grades apart: a pair worth an admin's look
@@ -161,6 +164,8 @@ def _compare(judge: ModelJudge) -> _Compared:
         models = model_raters(cursor)
     is_judge, human = rater == judge.user_id, ~np.isin(rater, models)
     common = np.intersect1d(pair[is_judge], pair[human])
+    # Pairs shown to the judge as examples in its prompt do not measure it.
+    common = np.setdiff1d(common, np.asarray(sorted(example_pair_ids(judge)), dtype=np.int64))
     rows = human & np.isin(pair, common)
     combined = combine_grades(
         pair[rows],
@@ -270,7 +275,7 @@ def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
         return None
     queries = np.unique(humans.query)
     with connection.cursor() as cursor:
-        run_of, rank_query, docs = _read_rankings(cursor, [r.pk for r in runs], _Batch(), queries.tolist())
+        run_of, rank_query, docs = read_rankings(cursor, [r.pk for r in runs], Batch(), queries.tolist())
     order = np.argsort(rank_query, kind="stable")
     run_of, rank_query, docs = run_of[order], rank_query[order], docs[order]
     flavour = metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR]
@@ -306,8 +311,8 @@ def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
 # --- Pages ----------------------------------------------------------------------------------------------
 
 
-def _judge_or_404(request: HttpRequest, pool: str, name: str) -> ModelJudge:
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+def _judge_or_404(request: HttpRequest, pool_name: str, name: str) -> ModelJudge:
+    found = access.get_pool_or_404(request.user, access.pools_for, name=pool_name)
     return get_object_or_404(
         ModelJudge.objects.select_related("user", "pool"), pool=found, user__username=name
     )
@@ -315,8 +320,8 @@ def _judge_or_404(request: HttpRequest, pool: str, name: str) -> ModelJudge:
 
 @access.require(access.is_admin)
 @require_GET
-def trust_page(request: HttpRequest, pool: str, name: str) -> HttpResponse:
-    judge = _judge_or_404(request, pool, name)
+def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
+    judge = _judge_or_404(request, pool_name, name)
     trust = judge_trust(judge)
     scale = [(e["grade"], e["label"]) for e in grade_scale(judge.pool)]
     rows = [
@@ -346,15 +351,18 @@ def trust_page(request: HttpRequest, pool: str, name: str) -> HttpResponse:
             "far_spread": FAR,
             "few_pairs": FEW_PAIRS,
             "flavour_description": metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR].description,
+            "probes": list(probing.results(judge).values()),
+            "probe_fail_rate": probes.FAIL_RATE,
+            "circular": circular_configurations(judge.pool, judge),
         },
     )
 
 
 @access.require(access.is_admin)
 @require_POST
-def send_to_adjudication(request: HttpRequest, pool: str, name: str) -> HttpResponse:
+def send_to_adjudication(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
     """Send the pairs where the judge and the humans are FAR or more apart to the disagreements page."""
-    judge = _judge_or_404(request, pool, name)
+    judge = _judge_or_404(request, pool_name, name)
     reasons = far_pairs(judge)
     sent = adjudication.request_adjudication(judge.pool, reasons, request.user)
     messages.success(

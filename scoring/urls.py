@@ -1,23 +1,27 @@
 from django.urls import path
 
-from . import downloads, live, recompute, trust, views
+from . import downloads, evidence, live, recompute, trust, views
 
 app_name = "scoring"
 
 urlpatterns: list = [
     # Leaderboard and comparisons (scoring.views; CSV downloads: scoring.downloads).
-    path("pools/<str:pool>/leaderboard/", views.leaderboard, name="leaderboard"),
-    path("pools/<str:pool>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
-    path("pools/<str:pool>/compare/", views.compare, name="compare"),
-    path("pools/<str:pool>/compare.csv", downloads.compare_csv, name="compare-csv"),
-    path("pools/<str:pool>/compare/query/", views.compare_query, name="compare-query"),
-    path("pools/<str:pool>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),
+    path("pools/<str:pool_name>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("pools/<str:pool_name>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
+    path("pools/<str:pool_name>/compare/", views.compare, name="compare"),
+    path("pools/<str:pool_name>/compare.csv", downloads.compare_csv, name="compare-csv"),
+    path("pools/<str:pool_name>/compare/query/", views.compare_query, name="compare-query"),
+    path("pools/<str:pool_name>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),
     path("runs/<int:run_id>/trec_eval/", downloads.run_scores_download, name="run-scores"),
-    path("pools/<str:pool>/recompute/", recompute.recompute, name="recompute"),
+    path("pools/<str:pool_name>/recompute/", recompute.recompute, name="recompute"),
+    # Defending model grades: PPI estimates with the human sample, the leaderboard by each assessor.
+    path("pools/<str:pool_name>/estimates/", evidence.estimates_page, name="estimates"),
+    path("pools/<str:pool_name>/estimates/sample/", evidence.draw_sample_view, name="draw-sample"),
+    path("pools/<str:pool_name>/assessors/", evidence.assessors_page, name="assessors"),
     # A model judge against the human raters (admins).
-    path("pools/<str:pool>/judges/<str:name>/trust/", trust.trust_page, name="trust"),
+    path("pools/<str:pool_name>/judges/<str:name>/trust/", trust.trust_page, name="trust"),
     path(
-        "pools/<str:pool>/judges/<str:name>/trust/adjudicate/",
+        "pools/<str:pool_name>/judges/<str:name>/trust/adjudicate/",
         trust.send_to_adjudication,
         name="trust-adjudicate",
     ),

@@ -13,7 +13,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -21,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, side_by_side, tasks
+from . import charts, comparison, evidence, flavours, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS, UDCG_GAMMA
 from .models import MEAN_FIELDS
@@ -34,21 +33,9 @@ DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
 # --- Helpers ---------------------------------------------------------------------------------------
 
 
-def scored_pool_or_404(request: HttpRequest, pool: str) -> Pool:
+def scored_pool_or_404(request: HttpRequest, pool_name: str) -> Pool:
     """The pool if the user may see its scores (engineers of the pool, admins), else 404."""
-    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
-
-
-def configuration_or_404(request: HttpRequest, configuration_id: int) -> SearchConfiguration:
-    found = (
-        access.configurations_for(request.user)
-        .select_related("pool", "team")
-        .filter(pk=configuration_id)
-        .first()
-    )
-    if found is None:
-        raise Http404("No such configuration")
-    return found
+    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
 
 
 def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
@@ -63,7 +50,7 @@ def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConf
 
 def get_option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str:
     """A validated GET option; an unknown value falls back to the default with a warning."""
-    value = request.GET.get(name)
+    value = flavours.flavour_param(request.GET) if name in flavours.FLAVOUR_PARAMS else request.GET.get(name)
     try:
         return check(value)
     except ComparisonError as error:
@@ -147,8 +134,8 @@ def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
     return display
 
 
-def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool)
+def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = scored_pool_or_404(request, pool_name)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
@@ -172,6 +159,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
+            "notes": evidence.leaderboard_notes(found),
         },
     )
 
@@ -206,8 +194,8 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
     return mark_safe(svg), table  # noqa: S308 (charts escape every text they draw)
 
 
-def compare(request: HttpRequest, pool: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool)
+def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)
@@ -307,6 +295,7 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             "low_judged": result.low_judged(),
             "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),
+            "estimates_url": evidence.difference_url(pool, a, b, metric, flavour),
         }
     )
     return render(request, "scoring/compare.html", context)
@@ -358,9 +347,9 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
     return render(request, "scoring/compare_matrix.html", context)
 
 
-def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
+def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
     """One query: the two configurations' rankings side by side, with grades and stored scores."""
-    found = scored_pool_or_404(request, pool)
+    found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     if len(selected) != 2:
         raise Http404("Pick two configurations (?c=A&c=B).")
@@ -421,7 +410,7 @@ def compare_query(request: HttpRequest, pool: str) -> HttpResponse:
 
 
 def configuration_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = configuration_or_404(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     points = comparison.configuration_history(configuration, flavour)
     metrics = comparison.LEADERBOARD_METRICS
@@ -461,7 +450,7 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
 def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
     """Queue the unjudged documents of the configuration's current top k for rating (admins, and the
     pool's engineers where the pool allows it)."""
-    configuration = configuration_or_404(request, configuration_id)
+    configuration = access.configuration_or_404(request, configuration_id)
     if not access.may_queue(request.user, configuration.pool):
         raise PermissionDenied
     try:
@@ -473,16 +462,6 @@ def queue_unjudged(request: HttpRequest, configuration_id: int) -> HttpResponse:
     except queue.QueueError as error:
         messages.error(request, str(error))
     else:
-        text = (
-            f"{configuration.name}, top {k}: {result.newly_queued} pair(s) newly queued for rating, "
-            f"{result.already_queued} already queued, {result.complete} already graded."
-        )
-        if result.without_content:
-            text += f" {result.without_content} queued pair(s) wait for their document's content."
-        messages.success(request, text)
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        target = reverse("scoring:leaderboard", args=[configuration.pool.name])
-    return redirect(target)
+        messages.success(request, result.message(f"{configuration.name}, top {k}: "))
+    back = reverse("scoring:leaderboard", args=[configuration.pool.name])
+    return redirect(access.safe_next(request, request.POST.get("next"), default=back))

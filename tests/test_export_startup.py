@@ -18,8 +18,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 import django
 django.setup()
 import judgments.management.commands.export_qrels, scoring.management.commands.export_scores
-from judgments.exchange import exports
-exports.qrels_blocks, exports.ExportError  # the names the commands use
+from judgments.exchange.exports.grades import qrels_blocks  # the names the commands use
+from judgments.exchange.exports.stream import ExportError
 heavy = ["numpy", "judgments.exchange.formats", "tqdm", "rest_framework.serializers", "scoring.services"]
 print(" ".join(name for name in heavy if name in sys.modules))
 """
@@ -34,9 +34,10 @@ def test_export_commands_start_without_numpy_formats_or_tqdm():
 
 
 def test_a_csv_export_loads_the_formats_it_needs():
-    """The lazy names still resolve: the catalog, the file exports and the CSV writer."""
-    from judgments.exchange import exports
+    """Imported when needed: the catalog, the file exports and the CSV writer."""
+    from judgments.exchange.exports.catalog import POOL_EXPORTS
+    from judgments.exchange.exports.files import judgments_csv_lines
     from scoring import exports as score_exports
 
-    assert "qrels" in exports.POOL_EXPORTS and callable(exports.judgments_csv_lines)
+    assert "qrels" in POOL_EXPORTS and callable(judgments_csv_lines)
     assert score_exports._csv_line(["=x", 1.0, None]) == "'=x,1.0,\n"

@@ -1,4 +1,4 @@
-"""The README's production recipe, for real: DEBUG off, collectstatic, gunicorn on 127.0.0.1, then the
+"""The production recipe of docs/operations.md, for real: DEBUG off, collectstatic, gunicorn on 127.0.0.1, then the
 login page, /healthz, a grading page and an export answer 200 (no mock server, no test client)."""
 
 import os

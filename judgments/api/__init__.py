@@ -18,13 +18,13 @@ from .common import (  # noqa: F401
     STREAM_200,
     IsAdminOrReadOnly,
     IsEngineer,
-    _field_problems,
-    _param,
-    _truthy,
+    field_problems,
     format_error_response,
     problems_response,
+    query_param,
     stream,
     too_large,
+    truthy,
 )
 from .judging import JudgmentViewSet, TokenView  # noqa: F401
 from .pools import DocumentViewSet, PoolViewSet, QueryViewSet  # noqa: F401

@@ -13,7 +13,7 @@ from rest_framework import permissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange.formats import FormatError, Problem
+from judgments.problems import FormatError, Problem
 
 from .. import access, serializers
 
@@ -103,19 +103,19 @@ def stream(chunks, filename: str, content_type: str) -> StreamingHttpResponse:
     return response
 
 
-def _param(request: Request, name: str) -> str | None:
+def query_param(request: Request, name: str) -> str | None:
     value = request.query_params.get(name)
     return value if value not in (None, "") else None
 
 
-def _truthy(value: str | None) -> bool:
+def truthy(value: str | None) -> bool:
     return (value or "").lower() in ("1", "true", "yes")
 
 
 POOL_PARAM = OpenApiParameter("pool", str, description="pool name")
 
 
-def _field_problems(errors) -> list[Problem]:
+def field_problems(errors) -> list[Problem]:
     problems = []
     for field, messages in errors.items():
         for message in messages if isinstance(messages, list) else [messages]:
@@ -123,6 +123,6 @@ def _field_problems(errors) -> list[Problem]:
     return problems
 
 
-def _count(model, **outer):
+def count_of(model, **outer):
     rows = model.objects.filter(**{k: OuterRef(v) for k, v in outer.items()}).order_by().values(*outer)
     return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), 0)

@@ -10,18 +10,18 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange.formats import Problem
+from judgments.problems import Problem
 from judgments.rating import grading
 
 from .. import access, serializers, services
+from ..login import locked_out
 from ..models import Judgment
-from ..views import locked_out
 from .common import (
     POOL_PARAM,
     PROBLEMS_400,
-    _field_problems,
-    _param,
+    field_problems,
     problems_response,
+    query_param,
 )
 
 # --- Judgments ------------------------------------------------------------------------------------
@@ -48,13 +48,13 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         if not user.is_authenticated:
             return rows.none()
         rows = rows if access.is_admin(user) else rows.filter(rater=user)
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pair__pool__name=pool)
-        if (rater := _param(self.request, "rater")) is not None:
+        if (rater := query_param(self.request, "rater")) is not None:
             rows = rows.filter(rater__username=rater)
-        if (query_id := _param(self.request, "query_id")) is not None:
+        if (query_id := query_param(self.request, "query_id")) is not None:
             rows = rows.filter(pair__query__external_id=query_id)
-        if (doc_id := _param(self.request, "doc_id")) is not None:
+        if (doc_id := query_param(self.request, "doc_id")) is not None:
             rows = rows.filter(pair__document__external_id=doc_id)
         return rows.order_by("-updated_at", "-id")
 
@@ -88,7 +88,7 @@ class JudgmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             access.get_pool_or_404(user, access.rating_pools_for, name=pool_name)
         form = serializers.JudgmentSubmitSerializer(data=request.data, context=self.get_serializer_context())
         if not form.is_valid():
-            return problems_response("Bad judgment.", _field_problems(form.errors))
+            return problems_response("Bad judgment.", field_problems(form.errors))
         data = form.validated_data
         try:
             judgment = grading.save_grade(

@@ -11,10 +11,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange import exports
-from judgments.exchange.formats import FormatError, Problem
+from judgments.exchange.exports.catalog import POOL_EXPORTS, may_export
+from judgments.exchange.exports.stream import ExportError
 from judgments.exchange.imports.calls import import_call
 from judgments.exchange.imports.checks import dry_run
+from judgments.problems import FormatError, Problem
 
 from .. import access, serializers, services
 from ..models import Document, Query
@@ -24,15 +25,15 @@ from .common import (
     POOL_PARAM,
     PROBLEMS_400,
     IsAdminOrReadOnly,
-    _count,
-    _field_problems,
-    _param,
-    _truthy,
+    count_of,
+    field_problems,
     format_error_response,
     problems_response,
+    query_param,
     stream,
     streamed,
     too_large,
+    truthy,
 )
 
 
@@ -45,17 +46,17 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return access.pools_for(self.request.user).annotate(
-            n_queries=_count(Query, pool="pk"), n_documents=_count(Document, pool="pk")
+            n_queries=count_of(Query, pool="pk"), n_documents=count_of(Document, pool="pk")
         )
 
     @extend_schema(
         summary="Download an export of the pool (streamed)",
         description=(
             "kind: "
-            + ", ".join(f"`{k}` ({e.title}; {e.audience}s)" for k, e in exports.POOL_EXPORTS.items())
+            + ", ".join(f"`{k}` ({e.title}; {e.audience}s)" for k, e in POOL_EXPORTS.items())
             + ". Combined-grade exports follow the pool's combine rule (see the file name). Raters get 403."
         ),
-        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(exports.POOL_EXPORTS))],
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(POOL_EXPORTS))],
         responses={
             **streamed(*EXPORT_TYPES),
             400: PROBLEMS_400,
@@ -65,14 +66,14 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"], url_path=r"export/(?P<kind>[a-z-]+)")
     def export(self, request: Request, name: str, kind: str):
         pool = self.get_object()
-        export = exports.POOL_EXPORTS.get(kind)
+        export = POOL_EXPORTS.get(kind)
         if export is None:
             raise Http404(f"No export named {kind}")
-        if not exports.may_export(request.user, export):
+        if not may_export(request.user, export):
             raise PermissionDenied("This export is not available to your role.")
         try:
             return stream(export.open(pool, request.user), export.filename(pool), export.content_type)
-        except (exports.ExportError, ValueError) as exc:
+        except (ExportError, ValueError) as exc:
             return problems_response(str(exc), [Problem(0, "pool", str(exc))])
 
     @extend_schema(
@@ -143,12 +144,12 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
             raise PermissionDenied("Only admins import files into a pool.")
         form = serializers.ImportFileSerializer(data=request.data)
         if not form.is_valid():
-            return problems_response("Bad request.", _field_problems(form.errors))
+            return problems_response("Bad request.", field_problems(form.errors))
         upload = form.validated_data["file"]
         if (refused := too_large(upload)) is not None:
             return refused
         call = import_call(pool, kind, upload, upload.name, form.validated_data, request.user)
-        check_only = _truthy(_param(request, "dry_run"))
+        check_only = truthy(query_param(request, "dry_run"))
         try:
             summary = dry_run(call) if check_only else call()
         except FormatError as exc:
@@ -183,11 +184,11 @@ class QueryViewSet(
 
     def get_queryset(self):
         rows = Query.objects.filter(pool__in=access.pools_for(self.request.user)).select_related("pool")
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pool__name=pool)
-        if (external_id := _param(self.request, "external_id")) is not None:
+        if (external_id := query_param(self.request, "external_id")) is not None:
             rows = rows.filter(external_id=external_id)
-        if (search := _param(self.request, "search")) is not None:
+        if (search := query_param(self.request, "search")) is not None:
             rows = rows.filter(text__icontains=search)
         return rows.order_by("pool__name", "external_id")
 
@@ -217,12 +218,12 @@ class DocumentViewSet(
 
     def get_queryset(self):
         rows = access.documents_for(self.request.user).select_related("pool")
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pool__name=pool)
-        if (external_id := _param(self.request, "external_id")) is not None:
+        if (external_id := query_param(self.request, "external_id")) is not None:
             rows = rows.filter(external_id=external_id)
-        if (has_content := _param(self.request, "has_content")) is not None:
-            rows = rows.with_content() if _truthy(has_content) else rows.without_content()
+        if (has_content := query_param(self.request, "has_content")) is not None:
+            rows = rows.with_content() if truthy(has_content) else rows.without_content()
         return rows.order_by("pool__name", "external_id")
 
     def perform_update(self, serializer):

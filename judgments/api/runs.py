@@ -10,9 +10,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgments.exchange import exports
-from judgments.exchange.formats import FormatError, Problem
+from judgments.exchange.exports.catalog import may_export_run
+from judgments.exchange.exports.runs import run_chunks, run_filename
+from judgments.exchange.exports.stream import ExportError
 from judgments.exchange.imports import import_run
+from judgments.problems import FormatError, Problem
 
 from .. import access, serializers, services
 from ..models import Ranking, Run
@@ -20,15 +22,15 @@ from .common import (
     POOL_PARAM,
     PROBLEMS_400,
     IsEngineer,
-    _count,
-    _field_problems,
-    _param,
-    _truthy,
+    count_of,
+    field_problems,
     format_error_response,
     problems_response,
+    query_param,
     stream,
     streamed,
     too_large,
+    truthy,
 )
 
 # --- Configurations and runs ----------------------------------------------------------------------
@@ -48,9 +50,9 @@ class ConfigurationViewSet(viewsets.ModelViewSet):
         rows = serializers.annotate_configurations(
             access.configurations_for(self.request.user).select_related("pool", "team")
         )
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pool__name=pool)
-        if (team := _param(self.request, "team")) is not None:
+        if (team := query_param(self.request, "team")) is not None:
             rows = rows.filter(team__name=team)
         return rows.order_by("pool__name", "name")
 
@@ -88,19 +90,19 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         rows = (
             access.runs_for(self.request.user)
             .select_related("configuration__pool", "configuration__team", "submitted_by")
-            .annotate(n_rankings=_count(Ranking, run="pk"))
+            .annotate(n_rankings=count_of(Ranking, run="pk"))
         )
-        if (pool := _param(self.request, "pool")) is not None:
+        if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(configuration__pool__name=pool)
-        if (configuration := _param(self.request, "configuration")) is not None:
+        if (configuration := query_param(self.request, "configuration")) is not None:
             rows = rows.filter(configuration_id=configuration) if configuration.isdigit() else rows.none()
-        if _truthy(_param(self.request, "current")):
+        if truthy(query_param(self.request, "current")):
             rows = rows.current()
         return rows.order_by("-id")
 
     def _managed_run(self) -> Run:
         run = self.get_object()
-        if not exports.may_export_run(self.request.user, run):
+        if not may_export_run(self.request.user, run):
             raise PermissionDenied(
                 "Only the configuration's team (and admins) may read this run's rankings, unless the pool "
                 "shares rankings."
@@ -125,7 +127,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def create(self, request: Request, *args, **kwargs):
         form = serializers.RunSubmitSerializer(data=request.data, context=self.get_serializer_context())
         if not form.is_valid():
-            return problems_response("Bad run.", _field_problems(form.errors))
+            return problems_response("Bad run.", field_problems(form.errors))
         configuration = form.validated_data["configuration"]
         self._submit_allowed(configuration)
         try:
@@ -164,7 +166,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def upload(self, request: Request):
         form = serializers.RunUploadSerializer(data=request.data, context=self.get_serializer_context())
         if not form.is_valid():
-            return problems_response("Bad run upload.", _field_problems(form.errors))
+            return problems_response("Bad run upload.", field_problems(form.errors))
         configuration = form.validated_data["configuration"]
         self._submit_allowed(configuration)
         upload = form.validated_data["file"]
@@ -199,6 +201,6 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def trec(self, request: Request, pk=None):
         run = self._managed_run()
         try:
-            return stream(exports.run_chunks(run), exports.run_filename(run), "text/plain; charset=utf-8")
-        except exports.ExportError as exc:
+            return stream(run_chunks(run), run_filename(run), "text/plain; charset=utf-8")
+        except ExportError as exc:
             return problems_response(str(exc), [Problem(0, "run", str(exc))])

@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import SetPasswordForm
-from django.db.models import Count, Max, Q
+from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -20,21 +20,25 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from judgments import access
+from judgments.counts import count_of
 from judgments.models import Judgment, Pool
 
 from . import accounts
 from .forms import AddMemberForm, NewRaterForm
-from .views import admin_only, admin_pool
+from .views import admin_only
 
 SESSION_TOKEN = "_campaign_set_password_token"
 SET_TOKEN = "set-password"  # stands in for the token in the URL once it is in the session
 
 
 def _people_page(request: HttpRequest, pool: Pool, status: int = 200, **context) -> HttpResponse:
+    # Each member's judgments in this pool only, through the pool's pairs (a join would read the member's
+    # judgments in every pool, then filter).
+    mine = Judgment.objects.filter(rater=OuterRef("pk"), pair__pool=pool)
     members = (
         pool.members.annotate(
-            n_judgments=Count("judgments", filter=Q(judgments__pair__pool=pool)),
-            last_graded=Max("judgments__updated_at", filter=Q(judgments__pair__pool=pool)),
+            n_judgments=count_of(mine),
+            last_graded=Subquery(mine.order_by("-updated_at").values("updated_at")[:1]),
         )
         .prefetch_related("groups")
         .order_by("username")
@@ -66,14 +70,14 @@ def _people_page(request: HttpRequest, pool: Pool, status: int = 200, **context)
 
 
 @admin_only
-def people(request: HttpRequest, pool: str) -> HttpResponse:
-    return _people_page(request, admin_pool(request, pool))
+def people(request: HttpRequest, pool_name: str) -> HttpResponse:
+    return _people_page(request, access.admin_pool_or_404(request, pool_name))
 
 
 @admin_only
 @require_POST
-def member_add(request: HttpRequest, pool: str) -> HttpResponse:
-    found = admin_pool(request, pool)
+def member_add(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = AddMemberForm(request.POST)
     if not form.is_valid():
         return _people_page(request, found, status=400, add_form=form)
@@ -88,8 +92,8 @@ def member_add(request: HttpRequest, pool: str) -> HttpResponse:
 
 @admin_only
 @require_POST
-def rater_new(request: HttpRequest, pool: str) -> HttpResponse:
-    found = admin_pool(request, pool)
+def rater_new(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = NewRaterForm(request.POST)
     if not form.is_valid():
         return _people_page(request, found, status=400, new_form=form)
@@ -107,9 +111,9 @@ def _member(pool: Pool, user_id: int):
 
 @admin_only
 @require_POST
-def member_link(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
+def member_link(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
     """A new one-time link for a member who has not set a password yet, or forgot it."""
-    found = admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     user = _member(found, user_id)
     if not accounts.may_get_link(request.user, user):
         messages.error(request, "Admins set their own passwords; links are for raters and engineers.")
@@ -126,8 +130,8 @@ def member_link(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
 
 @admin_only
 @require_POST
-def member_remove(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
-    found = admin_pool(request, pool)
+def member_remove(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     user = _member(found, user_id)
     found.members.remove(user)
     kept = Judgment.objects.filter(pair__pool=found, rater=user).count()
@@ -141,9 +145,9 @@ def member_remove(request: HttpRequest, pool: str, user_id: int) -> HttpResponse
 
 @admin_only
 @require_POST
-def member_active(request: HttpRequest, pool: str, user_id: int) -> HttpResponse:
+def member_active(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
     """Deactivate (no login anywhere, judgments kept) or reactivate a member's account."""
-    found = admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     user = _member(found, user_id)
     active = request.POST.get("active") == "1"
     if user.pk == request.user.pk or (user.is_superuser and not request.user.is_superuser):

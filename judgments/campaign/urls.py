@@ -10,16 +10,20 @@ urlpatterns = [
     path("campaign/", views.index, name="index"),
     path("campaign/pools/new/", views.pool_new, name="pool-new"),
     path("campaign/guidelines-preview/", views.guidelines_preview, name="guidelines-preview"),
-    path("campaign/pools/<str:pool>/", views.pool_edit, name="pool-edit"),
-    path("campaign/pools/<str:pool>/people/", people.people, name="people"),
-    path("campaign/pools/<str:pool>/people/add/", people.member_add, name="member-add"),
-    path("campaign/pools/<str:pool>/people/new/", people.rater_new, name="rater-new"),
-    path("campaign/pools/<str:pool>/people/<int:user_id>/link/", people.member_link, name="member-link"),
+    path("campaign/pools/<str:pool_name>/", views.pool_edit, name="pool-edit"),
+    path("campaign/pools/<str:pool_name>/people/", people.people, name="people"),
+    path("campaign/pools/<str:pool_name>/people/add/", people.member_add, name="member-add"),
+    path("campaign/pools/<str:pool_name>/people/new/", people.rater_new, name="rater-new"),
+    path("campaign/pools/<str:pool_name>/people/<int:user_id>/link/", people.member_link, name="member-link"),
     path(
-        "campaign/pools/<str:pool>/people/<int:user_id>/remove/", people.member_remove, name="member-remove"
+        "campaign/pools/<str:pool_name>/people/<int:user_id>/remove/",
+        people.member_remove,
+        name="member-remove",
     ),
     path(
-        "campaign/pools/<str:pool>/people/<int:user_id>/active/", people.member_active, name="member-active"
+        "campaign/pools/<str:pool_name>/people/<int:user_id>/active/",
+        people.member_active,
+        name="member-active",
     ),
     path("campaign/teams/", views.teams, name="teams"),
     path("campaign/teams/<int:team_id>/", views.team_detail, name="team"),

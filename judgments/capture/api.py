@@ -12,12 +12,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from judgments import access
-from judgments.api import PROBLEMS_400, IsEngineer, _field_problems, _param, _truthy, problems_response
-from judgments.exchange.formats import Problem
+from judgments.api import PROBLEMS_400, IsEngineer, field_problems, problems_response, query_param, truthy
+from judgments.endpoints.engines import EndpointError
+from judgments.models.capture import CaptureJob, SearchEndpoint
+from judgments.problems import Problem
 
 from . import serializers, services, tasks
-from .engines import EndpointError
-from .models import CaptureJob, SearchEndpoint
 
 CONFIGURATION_PARAM = OpenApiParameter("configuration", int, description="configuration id")
 NOT_YOURS_403 = OpenApiResponse(description="Not your team's configuration.")
@@ -48,9 +48,9 @@ class EndpointViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         rows = SearchEndpoint.objects.filter(
             configuration__in=access.configurations_for(self.request.user)
         ).select_related("configuration", "created_by")
-        if (configuration := _param(self.request, "configuration")) is not None:
+        if (configuration := query_param(self.request, "configuration")) is not None:
             rows = rows.filter(configuration_id=configuration) if configuration.isdigit() else rows.none()
-        if _truthy(_param(self.request, "current")):
+        if truthy(query_param(self.request, "current")):
             rows = rows.filter(
                 pk__in=[c.endpoint.pk for c in access.configurations_for(self.request.user) if c.endpoint]
             )
@@ -73,7 +73,7 @@ class EndpointViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def create(self, request: Request, *args, **kwargs):
         form = serializers.EndpointSerializer(data=request.data, context=self.get_serializer_context())
         if not form.is_valid():
-            return problems_response("Bad endpoint; nothing was stored.", _field_problems(form.errors))
+            return problems_response("Bad endpoint; nothing was stored.", field_problems(form.errors))
         data = dict(form.validated_data)
         configuration = data.pop("configuration")
         _check_manage(request.user, configuration)
@@ -109,7 +109,7 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         rows = CaptureJob.objects.filter(
             configuration__in=access.configurations_for(self.request.user)
         ).select_related("endpoint", "requested_by")
-        if (configuration := _param(self.request, "configuration")) is not None:
+        if (configuration := query_param(self.request, "configuration")) is not None:
             rows = rows.filter(configuration_id=configuration) if configuration.isdigit() else rows.none()
         return rows.order_by("-id")
 
@@ -123,7 +123,7 @@ class CaptureViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def create(self, request: Request, *args, **kwargs):
         form = serializers.CaptureStartSerializer(data=request.data, context=self.get_serializer_context())
         if not form.is_valid():
-            return problems_response("Bad capture request.", _field_problems(form.errors))
+            return problems_response("Bad capture request.", field_problems(form.errors))
         data = dict(form.validated_data)
         configuration = data.pop("configuration")
         _check_manage(request.user, configuration)

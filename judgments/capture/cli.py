@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
+from judgments.models.capture import CaptureJob
+
 from . import services
-from .models import CaptureJob
 
 MAX_PRINTED = 50  # failed queries printed with their error (the job keeps up to services.MAX_LISTED)
 

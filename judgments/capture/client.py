@@ -26,8 +26,8 @@ percent-encoded URLs, one transparent re-send when a kept-alive connection turns
 engine, and errors named after the phase that failed.
 
 Retries: connection errors, timeouts, 408, 429 and 5xx (not 501/505) are retried up to `retries` times
-with exponential backoff and jitter; a `Retry-After` (seconds or an HTTP date) replaces the backoff and
-pauses every worker, and one longer than `max_retry_after` fails the query at once rather than waiting.
+by the one outbound rule (judgments.outbound: backoff with jitter, or a `Retry-After`, capped at
+`max_retry_after`); a `Retry-After` also pauses every worker.
 `cancel` (a threading.Event) stops the capture: no new request starts, waits end at once, and
 `capture` returns `cancelled=True` without waiting for requests in flight (they end within `timeout`,
 their answers dropped). Secrets are scrubbed from every message. `progress` is called at most every
@@ -39,14 +39,11 @@ heartbeat: the caller can store it, and check its own cancel flag, even while th
 from __future__ import annotations
 
 import base64
-import email.utils
 import functools
 import http.client
-import math
 import os
 import platform
 import queue
-import random
 import socket
 import ssl
 import threading
@@ -56,13 +53,13 @@ import urllib.request
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import NamedTuple
 
 import certifi
 
-from .answers import EngineError
-from .engines import EndpointError, EndpointSpec
+from judgments.endpoints.answers import EngineError
+from judgments.endpoints.engines import EndpointError, EndpointSpec
+from judgments.outbound import RetryPolicy, retry_after_seconds
 
 DEFAULT_DEPTH = 100
 DEFAULT_CONCURRENCY = 8
@@ -117,24 +114,6 @@ class CaptureResult:
     def ok(self) -> bool:
         """Every query answered with hits (zero hits counts as an answer)."""
         return not self.cancelled and len(self.results) == self.total and not self.failures
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """A Retry-After header in seconds from now: delay-seconds or an HTTP date; None if absent or bad."""
-    if not value or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _transport_error(exc: Exception, phase: str, timeout: float) -> EngineError:
@@ -288,8 +267,7 @@ class _Run:
         self.headers = dict(prepared.values())
         self.targets: dict[str, str] = {}  # request targets of URLs that do not change per query
         self.local = threading.local()  # each worker thread's own keep-alive connection
-        self.retries, self.backoff, self.max_backoff = retries, backoff, max_backoff
-        self.max_retry_after = max_retry_after
+        self.retry = RetryPolicy(retries + 1, backoff, max_backoff, max_retry_after)
         self.stop = threading.Event()  # set by the caller's thread when the capture ends or is cancelled
         self.pause_until = 0.0  # a Retry-After pauses every worker, not only the one that got it
         self.secrets = spec.secrets()
@@ -330,17 +308,15 @@ class _Run:
                     error = EngineError(f"{exc.message} (redirected to {response.headers['location']})")
             except Exception as exc:  # every other failure becomes this query's error, never a traceback
                 error = EngineError(f"unexpected failure: {type(exc).__name__}: {exc}")
-            if not error.retryable or attempt > self.retries:
+            if not error.retryable or attempt >= self.retry.attempts:
                 return self._failed(query_id, error.message, attempt, started)
-            if retry_after is not None and retry_after > self.max_retry_after:
-                wait = f"the engine asks to wait {retry_after:.0f} s (more than the {self.max_retry_after:g} s allowed)"
+            if self.retry.asks_too_long(retry_after):
+                limit = self.retry.max_retry_after
+                wait = f"the engine asks to wait {retry_after:.0f} s (more than the {limit:g} s allowed)"
                 return self._failed(query_id, f"{error.message}; {wait}", attempt, started)
-            if retry_after is not None:
-                delay = retry_after
+            delay = self.retry.delay(attempt, retry_after)
+            if retry_after is not None:  # the engine is overloaded: every worker pauses, not only this one
                 self.pause_until = max(self.pause_until, time.monotonic() + delay)
-            else:
-                delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-                delay *= 0.5 + random.random() / 2  # jitter: workers that failed together retry apart
             if self.stop.wait(delay) or self.stopping():
                 return None
 

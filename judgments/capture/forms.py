@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from .engines import AUTH_KINDS, KINDS
-from .models import DEFAULT_CONCURRENCY, DEFAULT_DEPTH, MAX_CONCURRENCY, MAX_DEPTH, Schedule
+from judgments.endpoints.engines import AUTH_KINDS, KINDS
+from judgments.models.capture import DEFAULT_CONCURRENCY, DEFAULT_DEPTH, MAX_CONCURRENCY, MAX_DEPTH, Schedule
 
 KIND_HELP = (
     "elasticsearch / opensearch: POST a JSON query-DSL body to …/_search. solr: GET …/select with URL "

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from judgments.endpoints.engines import AUTH_KINDS, KINDS
+from judgments.models.capture import (
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
+    MAX_DEPTH,
+    CaptureJob,
+    Schedule,
+    SearchEndpoint,
+)
 from judgments.serializers import ManagedConfigurationField
-
-from .engines import AUTH_KINDS, KINDS
-from .models import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, MAX_DEPTH, CaptureJob, Schedule, SearchEndpoint
 
 
 class EndpointSerializer(serializers.ModelSerializer):

@@ -6,7 +6,7 @@ background task call these; they know no HTTP of their own beyond the engine's.
   or it is cleared; a redacted value ("***") sent back from a page or an API answer means "unchanged".
 - `start_capture` creates a queued `CaptureJob` (one active capture per configuration).
 - `run_capture` sends every query of the pool to the endpoint (judgments.capture.client), keeps the top
-  `depth` ids in engine order, and stores them as a new run (`storing.RunWriter`: staged as the answers
+  `depth` ids in engine order, and stores them as a new run (`judgments.run_staging.RunWriter`: staged as the answers
   arrive, then written in one short transaction; unknown documents are created without content, exactly
   as a run import does; the run is scored when its transaction commits). All or nothing: by default the run is stored only when every query
   succeeded; with `keep_partial` the answered queries are stored and the failed ones are listed on the
@@ -26,12 +26,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from judgments import run_staging
 from judgments import services as core
+from judgments.endpoints.engines import REDACTED, EndpointError, EndpointSpec
 from judgments.models import Query, Run, SearchConfiguration
-
-from . import client, storing
-from .engines import REDACTED, EndpointError, EndpointSpec
-from .models import (
+from judgments.models.capture import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
     MAX_DEPTH,
@@ -41,6 +40,8 @@ from .models import (
     Schedule,
     SearchEndpoint,
 )
+
+from . import client
 
 logger = logging.getLogger(__name__)
 PROGRESS_EVERY = 0.5  # seconds between two writes of a running job's progress
@@ -316,7 +317,7 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
         return _close(job, Status.FAILED, "The pool has no query to send; nothing was stored.")
     texts = [(qid, text) for qid, text, _ in queries if text.strip()]
     no_text = [qid for qid, text, _ in queries if not text.strip()]
-    writer = storing.RunWriter(configuration, {qid: pk for qid, _, pk in queries}, checked=True)
+    writer = run_staging.RunWriter(configuration, {qid: pk for qid, _, pk in queries}, checked=True)
     try:
         return _capture_and_store(job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer)
     finally:
@@ -344,7 +345,7 @@ def _capture_and_store(
     doomed = bool(no_text) and not job.keep_partial  # a failure without keep_partial: no run, stop staging
 
     def stage(result: client.QueryResult) -> None:
-        """Stage each answer while the others are on their way (storing.py); zero hits: no ranking."""
+        """Stage each answer while the others are on their way (judgments.run_staging); zero hits: no ranking."""
         nonlocal doomed
         doomed = doomed or (not result.ok and not job.keep_partial)
         if result.ok and result.hits and not doomed:

@@ -6,9 +6,9 @@ from django.db import transaction
 from django_tasks import task
 
 from judgments.models import SearchConfiguration
+from judgments.models.capture import CaptureJob
 
 from . import services
-from .models import CaptureJob
 
 
 @task()

@@ -1,5 +1,5 @@
-"""The capture pages: the endpoint panel of a configuration page, the endpoint form, the Capture button
-and a capture's progress (polled by htmx; a meta refresh without JavaScript).
+"""The capture pages: the endpoint form, the Capture button and a capture's progress (polled by htmx; a meta refresh without JavaScript). The configuration page's endpoint panel is
+an inclusion tag (panel.py).
 
 Who: everyone who sees the configuration (its pool's engineers, admins) sees its endpoint, redacted, and
 its captures; its team and admins edit the endpoint, capture and cancel.
@@ -9,32 +9,20 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from judgments import access
+from judgments.endpoints.engines import EndpointError
 from judgments.models import SearchConfiguration
+from judgments.models.capture import CaptureJob
 
 from . import services, tasks
-from .engines import EndpointError
 from .forms import CaptureForm, EndpointForm
-from .models import CaptureJob
 
-RECENT_CAPTURES = 10
-
-
-def _configuration(
-    request: HttpRequest, configuration_id: int, *, manage: bool = False
-) -> SearchConfiguration:
-    configuration = get_object_or_404(
-        access.configurations_for(request.user).select_related("pool", "team"), pk=configuration_id
-    )
-    if manage and not access.can_manage_configuration(request.user, configuration):
-        raise PermissionDenied("Only the configuration's team and admins may do this.")
-    return configuration
+MANAGE = "Only the configuration's team and admins may do this."
 
 
 def _job(request: HttpRequest, job_id: int) -> CaptureJob:
@@ -50,30 +38,8 @@ def _back(configuration: SearchConfiguration, anchor: str = "endpoint") -> str:
     return reverse("judgments:configuration-detail", args=[configuration.pk]) + f"#{anchor}"
 
 
-def panel_context(request: HttpRequest, configuration: SearchConfiguration) -> dict:
-    """What the configuration page shows about its endpoint and captures."""
-    versions = list(
-        configuration.endpoints.select_related("created_by")
-        .annotate(n_runs=Count("runs"))
-        .order_by("-version")
-    )
-    endpoint = versions[0] if versions else None
-    captures = list(
-        configuration.captures.select_related("run", "endpoint", "requested_by")[:RECENT_CAPTURES]
-    )
-    active = next((job for job in captures if job.active), None)
-    form = CaptureForm(initial={"depth": endpoint.depth}) if endpoint else None
-    return {
-        "endpoint": endpoint,
-        "endpoint_versions": versions,
-        "captures": captures,
-        "active_capture": active,
-        "capture_form": form,
-    }
-
-
 def endpoint_edit(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = _configuration(request, configuration_id, manage=True)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     current = configuration.endpoint
     if request.method == "POST":
         form = EndpointForm(request.POST)
@@ -119,7 +85,7 @@ def endpoint_edit(request: HttpRequest, configuration_id: int) -> HttpResponse:
 
 @require_POST
 def capture_start(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = _configuration(request, configuration_id, manage=True)
+    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
     form = CaptureForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():

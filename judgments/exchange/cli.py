@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judgments.exchange.exports import ExportError
+from judgments.exchange.exports.stream import ExportError
 from judgments.models import Pool
 
 if TYPE_CHECKING:

@@ -34,7 +34,11 @@ from rest_framework.authtoken.models import Token
 from judgments import access
 from judgments.models import Pool, Run, SearchConfiguration, Team, Upload
 
-from . import exports, uploads
+from . import uploads
+from .exports.catalog import POOL_EXPORTS, may_export, may_export_run
+from .exports.grades import combined_note, qrels_filename
+from .exports.runs import run_chunks, run_filename
+from .exports.stream import ExportError
 from .formats import MAX_PROBLEMS, Problem
 from .upload_import import import_upload
 
@@ -66,10 +70,10 @@ def _may_import(user, kind: str) -> bool:
     return access.is_admin(user) or (audience == access.ENGINEER and access.is_engineer(user))
 
 
-def _exchange_pool(request: HttpRequest, pool: str) -> Pool:
+def _exchange_pool(request: HttpRequest, pool_name: str) -> Pool:
     """The pool, for import and export pages: 404 unless the user sees it, 403 for raters and users
     without a role (they see the pool but move no file in or out)."""
-    found = access.get_pool_or_404(request.user, access.pools_for, name=pool)
+    found = access.get_pool_or_404(request.user, access.pools_for, name=pool_name)
     if not access.is_engineer(request.user):
         raise PermissionDenied
     return found
@@ -129,8 +133,8 @@ class UploadForm(forms.Form):
         return data
 
 
-def import_start(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def import_start(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     length = int(request.META.get("CONTENT_LENGTH") or 0)
     if request.method == "POST" and length > settings.UPLOAD_MAX_BYTES + 64 * 1024:
         # Refuse before Django reads the body into temporary files.
@@ -213,8 +217,8 @@ def _checked_key(upload: Upload) -> str:
     return f"exchange-upload-{upload.pk}-summary"
 
 
-def import_preview(request: HttpRequest, pool: str, upload_id: int) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def import_preview(request: HttpRequest, pool_name: str, upload_id: int) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     upload = get_object_or_404(Upload, pk=upload_id, pool=found, uploaded_by=request.user)
     if request.method == "POST":
         request.session.pop(_checked_key(upload), None)
@@ -269,8 +273,8 @@ def _render_preview(
 
 
 @require_POST
-def import_cancel(request: HttpRequest, pool: str, upload_id: int) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def import_cancel(request: HttpRequest, pool_name: str, upload_id: int) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     Upload.objects.filter(pk=upload_id, pool=found, uploaded_by=request.user).delete()
     messages.info(request, "The upload was discarded.")
     return redirect("exchange:import", found.name)
@@ -285,10 +289,10 @@ def _download(chunks, filename: str, content_type: str) -> StreamingHttpResponse
     return response
 
 
-def export_page(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _exchange_pool(request, pool)
+def export_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
     user = request.user
-    available = [e for e in exports.POOL_EXPORTS.values() if exports.may_export(user, e)]
+    available = [e for e in POOL_EXPORTS.values() if may_export(user, e)]
     shown = (  # whose runs the user may download: access.may_see_rankings
         access.configurations_for(user).filter(pool=found).select_related("team").order_by("name")
         if found.share_rankings
@@ -306,25 +310,25 @@ def export_page(request: HttpRequest, pool: str) -> HttpResponse:
             "pool": found,
             "pool_exports": [(e, e.filename(found)) for e in available if e.audience == access.ENGINEER],
             "judgment_exports": [(e, e.filename(found)) for e in available if e.audience == access.ADMIN],
-            "note": exports.combined_note(found),
-            "exact_note": exports.combined_note(found, "exact"),
-            "qrels_filename": exports.qrels_filename(found),
+            "note": combined_note(found),
+            "exact_note": combined_note(found, "exact"),
+            "qrels_filename": qrels_filename(found),
             "configurations": [(c, by_configuration.get(c.pk, [])) for c in configurations],
             "has_scores": Run.objects.filter(configuration__pool=found).exists(),
         },
     )
 
 
-def export_download(request: HttpRequest, pool: str, kind: str) -> HttpResponse:
-    found = _exchange_pool(request, pool)
-    export = exports.POOL_EXPORTS.get(kind)
+def export_download(request: HttpRequest, pool_name: str, kind: str) -> HttpResponse:
+    found = _exchange_pool(request, pool_name)
+    export = POOL_EXPORTS.get(kind)
     if export is None:
         raise Http404("No such export")
-    if not exports.may_export(request.user, export):
+    if not may_export(request.user, export):
         raise PermissionDenied
     try:
         return _download(export.open(found, request.user), export.filename(found), export.content_type)
-    except (exports.ExportError, ValueError) as exc:
+    except (ExportError, ValueError) as exc:
         messages.error(request, f"This export is not possible: {exc}")
         return redirect("exchange:export", found.name)
 
@@ -333,9 +337,9 @@ def run_download(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
         access.runs_for(request.user).select_related("configuration__pool", "configuration__team"), pk=run_id
     )
-    if not exports.may_export_run(request.user, run):
+    if not may_export_run(request.user, run):
         raise PermissionDenied
-    return _download(exports.run_chunks(run), exports.run_filename(run), "text/plain; charset=utf-8")
+    return _download(run_chunks(run), run_filename(run), "text/plain; charset=utf-8")
 
 
 # --- Configurations --------------------------------------------------------------------------------
@@ -350,7 +354,7 @@ class ConfigurationForm(forms.ModelForm):
 
     class Meta:
         model = SearchConfiguration
-        fields = ("name", "team", "description")
+        fields = ("name", "team", "description", "model_name")
 
     def __init__(self, *args, user, pool, **kwargs):
         super().__init__(*args, **kwargs)
@@ -382,8 +386,8 @@ class ConfigurationForm(forms.ModelForm):
         return value
 
 
-def configuration_new(request: HttpRequest, pool: str) -> HttpResponse:
-    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
+def configuration_new(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     user = request.user
     if not (access.is_admin(user) or Team.objects.filter(members=user).exists()):
         raise PermissionDenied

@@ -13,9 +13,8 @@ capped), which the package's own retries would hide; it also insists on an API k
 llama.cpp do not need. One :class:`ChatClient` is shared by the runner's threads (httpx's pool is
 thread-safe).
 
-Retries: timeouts, connection errors, 408/409/425/429 and 5xx, up to ``RetryPolicy.attempts`` calls in
-all, waiting what ``Retry-After`` (or ``retry-after-ms``) asks, else an exponential backoff with
-jitter. A server asking for more than ``max_retry_after`` seconds fails the call rather than stalling.
+Retries: timeouts, connection errors, 408/409/425/429 and 5xx, by the one outbound rule
+(judgments.outbound.RetryPolicy: ``Retry-After`` or backoff with jitter, capped).
 Other 4xx fail at once; 401, 403 and 404 are ``fatal`` (every call would fail the same way).
 
 The API key comes from the environment variable whose *name* the endpoint holds. It is sent as a Bearer
@@ -24,18 +23,17 @@ token and nowhere else: reprs, log lines and error messages show ``***`` where a
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import os
-import random
 import re
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import httpx
+
+from judgments.outbound import RetryPolicy, retry_after_seconds
 
 log = logging.getLogger(__name__)
 
@@ -88,20 +86,6 @@ class Endpoint:
     def display_url(self) -> str:
         """The URL without any user:password part, for messages."""
         return re.sub(r"//[^/@]*@", "//", self.url)
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 5  # calls per pair, the first one included
-    backoff: float = 1.0  # seconds before the first retry; doubles each time
-    max_backoff: float = 30.0
-    max_retry_after: float = 120.0  # a server asking longer fails the call
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        if retry_after is not None:
-            return retry_after
-        return min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
 @dataclass(frozen=True)
@@ -176,28 +160,6 @@ class _Secret:
 
     def scrub(self, text: str) -> str:
         return text.replace(self._value, "***") if self._value else text
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds a response asks to wait (``retry-after-ms``, ``Retry-After`` seconds or HTTP date)."""
-    headers = {str(k).lower(): v for k, v in headers.items()}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = (headers.get(name) or "").strip()
-        if not value:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError):
-                continue
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=UTC)
-            seconds = (when - (now or datetime.now(UTC))).total_seconds()
-        if seconds == seconds and seconds != float("inf"):  # not NaN or infinite
-            return max(0.0, seconds)
-    return None
 
 
 def _count(value: object) -> int:
@@ -338,7 +300,7 @@ class ChatClient:
                     retry_after = retry_after_seconds(response.headers)
             if attempt == self.retry.attempts:
                 raise CallFailed(f"gave up after {attempt} calls: {problem}", fatal=fatal)
-            if retry_after is not None and retry_after > self.retry.max_retry_after:
+            if self.retry.asks_too_long(retry_after):
                 raise CallFailed(
                     f"{problem}; the server asks to wait {retry_after:g} s, more than the "
                     f"{self.retry.max_retry_after:g} s allowed"

@@ -15,6 +15,7 @@ SETTING_FIELDS = (
     "max_tokens",
     "max_body_chars",
     "concurrency",
+    "example_count",
     "prompt_system",
     "prompt_user",
 )
@@ -53,6 +54,13 @@ class JudgeForm(forms.ModelForm):
         self.fields["prompt_user"].help_text = "Placeholders: " + ", ".join(
             "{{ " + name + " }}" for name in PLACEHOLDERS
         )
+        self.fields["example_count"].required = False  # empty: the model's default
+
+    def clean_example_count(self):
+        value = self.cleaned_data.get("example_count")
+        if value is None:
+            return self.instance.example_count if self.instance.pk else ModelJudge.example_count.field.default
+        return value
 
     def clean(self):
         data = super().clean()
@@ -70,7 +78,10 @@ def _optional_positive(label: str, help_text: str) -> forms.IntegerField:
 
 
 class RunForm(forms.Form):
-    selection = forms.ChoiceField(choices=JudgeRun.Selection.choices, initial=JudgeRun.Selection.QUEUED)
+    selection = forms.ChoiceField(
+        choices=[c for c in JudgeRun.Selection.choices if c[0] != JudgeRun.Selection.PROBES],
+        initial=JudgeRun.Selection.QUEUED,
+    )
     limit = _optional_positive("At most", "pairs (empty: all the chosen pairs)")
     max_calls = _optional_positive("Budget: calls", "HTTP calls, retries included (empty: no limit)")
     max_tokens = _optional_positive("Budget: tokens", "tokens from the answers' usage (empty: no limit)")

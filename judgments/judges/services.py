@@ -21,7 +21,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
@@ -33,19 +33,28 @@ from django.utils import timezone
 
 from judgments import limits, services
 from judgments.models import JudgeRun, Judgment, ModelJudge, Pair, Pool
+from judgments.outbound import RetryPolicy
 
-from .answers import parse_answer
-from .client import Budget, ChatClient, ConfigError, Endpoint, RetryPolicy
-from .prompt import PairText, PromptTemplate, allowed_grades, build_messages, scale_entries, template_problems
+from .answers import Verdict, parse_answer
+from .client import Budget, ChatClient, ConfigError, Endpoint
+from .examples import examples_for
+from .prompt import (
+    Example,
+    PairText,
+    PromptTemplate,
+    build_messages,
+    pair_text,
+    scale_entries,
+    template_problems,
+)
 from .runner import CANT_JUDGE, GRADED, Job, Outcome, Summary, describe, judge_pairs
 
 FLUSH_EVERY = 25  # answers stored per transaction at most
 FLUSH_SECONDS = 1.0  # ... and at least this often, with the run's progress
 PAIR_CHUNK = 200  # pairs read from the database at a time while the judge works
-STALE_AFTER = 15 * 60  # seconds without news after which a "running" run is taken for dead
 RETRY = RetryPolicy()  # the client's retries (tests make them fast)
 
-SELECTIONS = tuple(JudgeRun.Selection.values)
+SELECTIONS = tuple(v for v in JudgeRun.Selection.values if v != JudgeRun.Selection.PROBES)  # probes: probing
 RESERVED_NAMES = frozenset({"new", "grade-source"})  # paths under /pools/<pool>/judges/
 SETTINGS = (
     "base_url",
@@ -57,6 +66,7 @@ SETTINGS = (
     "prompt_user",
     "max_body_chars",
     "concurrency",
+    "example_count",
 )
 
 
@@ -69,7 +79,7 @@ class JudgeSetupError(ValueError):
 
 def human_grades():
     """Judgments by human raters (not by a model judge)."""
-    return Judgment.objects.exclude(rater_id__in=ModelJudge.objects.values("user_id"))
+    return Judgment.objects.by_humans()
 
 
 def create_or_update_judge(pool: Pool, name: str, **settings) -> tuple[ModelJudge, bool]:
@@ -194,21 +204,37 @@ def distractors_enabled(pool: Pool) -> bool:
     return pool.distractors_enabled
 
 
-def pair_messages(judge: ModelJudge, pair: Pair) -> list[dict]:
-    """The chat messages asking `judge` about `pair` (query and document loaded)."""
+def pair_messages(judge: ModelJudge, pair: Pair, examples: Sequence[Example] = ()) -> list[dict]:
+    """The chat messages asking `judge` about `pair` (query and document loaded); `examples`: the judge's
+    (judges.examples.examples_for), read once per run."""
+    return text_messages(judge, pair_text(pair), examples)
+
+
+def text_messages(judge: ModelJudge, text: PairText, examples: Sequence[Example] = ()) -> list[dict]:
+    """The chat messages asking `judge` about a pair's text (possibly altered: judges.probes)."""
     pool = judge.pool
     return build_messages(
-        PairText(
-            query=pair.query.text or pair.query.external_id,
-            information_need=pair.query.information_need,
-            title=pair.document.title,
-            body=pair.document.body,
-        ),
+        text,
+        examples=examples,
         template=PromptTemplate(judge.prompt_system, judge.prompt_user),
         guidelines=pool.guidelines,
         grade_scale=pool.grade_scale,
         distractor=distractors_enabled(pool),
         max_body_chars=judge.max_body_chars,
+    )
+
+
+def answer_reader(pool: Pool) -> Callable[[str], Verdict]:
+    """Reads a judge's answer with the pool's allowed grades and their labels."""
+    distractor = distractors_enabled(pool)
+    labels = {e["grade"]: e["label"] for e in scale_entries(pool.grade_scale, distractor)}
+    return functools.partial(parse_answer, allowed=frozenset(pool.grades), labels=labels)
+
+
+def new_client(judge: ModelJudge, *, concurrency: int | None = None, environ=None) -> ChatClient:
+    """The judge's HTTP client (ConfigError when it cannot work, e.g. no key in its variable)."""
+    return ChatClient(
+        endpoint_for(judge), retry=RETRY, environ=environ, max_connections=concurrency or judge.concurrency
     )
 
 
@@ -222,7 +248,7 @@ class _AnyOf:
         return any(e.is_set() for e in self.events)
 
 
-_END_STATUS = {
+END_STATUS = {
     "": JudgeRun.Status.FINISHED,
     "budget": JudgeRun.Status.BUDGET,
     "cancelled": JudgeRun.Status.CANCELLED,
@@ -241,13 +267,14 @@ class _Recorder:
         self.last_write = time.monotonic()
 
     def jobs(self, ids: list[int]) -> Iterator[Job]:
+        examples = examples_for(self.judge)
         for start in range(0, len(ids), PAIR_CHUNK):
             chunk = ids[start : start + PAIR_CHUNK]
             found = Pair.objects.filter(pk__in=chunk).select_related("query", "document").in_bulk()
             for pk in chunk:
                 if pk in found:  # a pair deleted since the selection is left out
                     self.pairs[pk] = found[pk]
-                    yield Job(pk, pair_messages(self.judge, found[pk]))
+                    yield Job(pk, pair_messages(self.judge, found[pk], examples))
 
     def on_result(self, outcome: Outcome) -> None:
         if outcome.status in (GRADED, CANT_JUDGE):
@@ -349,26 +376,19 @@ def judge_pool(
     own_client = client is None
     try:
         try:
-            client = client or ChatClient(
-                endpoint_for(judge),
-                retry=RETRY,
-                environ=environ,
-                max_connections=concurrency or judge.concurrency,
-            )
+            client = client or new_client(judge, concurrency=concurrency, environ=environ)
         except ConfigError as error:
-            return _end(run, JudgeRun.Status.FAILED, str(error))
+            return end_run(run, JudgeRun.Status.FAILED, str(error))
         ids = select_pairs(judge, selection, limit)
         run.total = len(ids)
         run.save(update_fields=["total", "updated_at"])
         stop = threading.Event()
         recorder = _Recorder(judge, run, started_by, progress, stop)
-        distractor = distractors_enabled(judge.pool)
-        labels = {e["grade"]: e["label"] for e in scale_entries(judge.pool.grade_scale, distractor)}
         try:
             summary = judge_pairs(
                 client,
                 recorder.jobs(ids),
-                parse=functools.partial(parse_answer, allowed=allowed_grades(distractor), labels=labels),
+                parse=answer_reader(judge.pool),
                 concurrency=concurrency or judge.concurrency,
                 budget=Budget(max_calls, max_tokens),
                 cancel=_AnyOf(stop, cancel),
@@ -381,19 +401,19 @@ def judge_pool(
         recorder._count(summary)
         if summary.stopped == "cancelled" and not (cancel is not None and cancel.is_set()):
             summary.message = "Cancelled from the judge's page."
-        return _end(run, _END_STATUS[summary.stopped], describe(summary))
+        return end_run(run, END_STATUS[summary.stopped], describe(summary))
     except KeyboardInterrupt:
-        _end(run, JudgeRun.Status.CANCELLED, "Interrupted; the answers that arrived are stored.")
+        end_run(run, JudgeRun.Status.CANCELLED, "Interrupted; the answers that arrived are stored.")
         raise
     except Exception as error:
-        _end(run, JudgeRun.Status.FAILED, f"{type(error).__name__}: {error}"[:2000])
+        end_run(run, JudgeRun.Status.FAILED, f"{type(error).__name__}: {error}"[:2000])
         raise
     finally:
         if own_client and client is not None:
             client.close()
 
 
-def _end(run: JudgeRun, status: str, message: str) -> JudgeRun:
+def end_run(run: JudgeRun, status: str, message: str) -> JudgeRun:
     run.status, run.message, run.finished_at = status, message, timezone.now()
     run.save()
     return run
@@ -402,27 +422,21 @@ def _end(run: JudgeRun, status: str, message: str) -> JudgeRun:
 # --- Runs seen from a page ----------------------------------------------------------------------------
 
 
-def is_stale(run: JudgeRun, now=None) -> bool:
-    """A running run with no news for STALE_AFTER seconds: its process is most likely gone."""
-    now = now or timezone.now()
-    return run.status == JudgeRun.Status.RUNNING and (now - run.updated_at).total_seconds() > STALE_AFTER
-
-
 def active_run(judge: ModelJudge) -> JudgeRun | None:
     """The judge's queued or running run (not a stale one), if any."""
     for run in judge.runs.filter(status__in=JudgeRun.ACTIVE).order_by("-pk"):
-        if not is_stale(run):
+        if not run.is_stale():
             return run
     return None
 
 
 def cancel_run(run: JudgeRun) -> str:
     """Stop a run: a queued (or stale) one at once, a running one at its next answer. Says what it did."""
-    if is_stale(run):
-        _end(run, JudgeRun.Status.CANCELLED, "Marked stopped: no news from it for a long time.")
+    if run.is_stale():
+        end_run(run, JudgeRun.Status.CANCELLED, "Marked stopped: no news from it for a long time.")
         return "The run is marked stopped."
     if run.status == JudgeRun.Status.QUEUED:
-        _end(run, JudgeRun.Status.CANCELLED, "Cancelled before it started.")
+        end_run(run, JudgeRun.Status.CANCELLED, "Cancelled before it started.")
         return "The run is cancelled."
     if run.status == JudgeRun.Status.RUNNING:
         JudgeRun.objects.filter(pk=run.pk).update(cancel_requested=True)

@@ -19,10 +19,6 @@ from .forms import GradeSourceForm, JudgeForm, RunForm
 RECENT_RUNS = 20
 
 
-def _admin_pool(request: HttpRequest, pool: str) -> Pool:
-    return access.get_pool_or_404(request.user, access.pools_for, name=pool)
-
-
 def _judge(pool: Pool, name: str) -> ModelJudge:
     return get_object_or_404(
         ModelJudge.objects.select_related("user", "pool"), pool=pool, user__username=name
@@ -31,8 +27,8 @@ def _judge(pool: Pool, name: str) -> ModelJudge:
 
 @access.require(access.is_admin)
 @require_GET
-def judge_list(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def judge_list(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     judges = list(
         found.judges.select_related("user").annotate(
             n_graded=Count(
@@ -61,9 +57,9 @@ def judge_list(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def grade_source(request: HttpRequest, pool: str) -> HttpResponse:
+def grade_source(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Set whose grades the pool's combined grade uses; every score is recomputed in the background."""
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     form = GradeSourceForm(request.POST)
     if form.is_valid() and form.cleaned_data["grade_source"] != found.grade_source:
         found.grade_source = form.cleaned_data["grade_source"]
@@ -80,8 +76,8 @@ def grade_source(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_http_methods(["GET", "POST"])
-def judge_new(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def judge_new(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = JudgeForm(request.POST or None, creating=True)
     if form.is_valid():
         try:
@@ -96,8 +92,8 @@ def judge_new(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_http_methods(["GET", "POST"])
-def judge_edit(request: HttpRequest, pool: str, name: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def judge_edit(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     judge = _judge(found, name)
     form = JudgeForm(request.POST or None, instance=judge)
     if form.is_valid():
@@ -117,14 +113,14 @@ def _run_context(judge: ModelJudge, run: JudgeRun | None) -> dict:
         "judge": judge,
         "pool": judge.pool,
         "run": run,
-        "stale": run is not None and services.is_stale(run),
+        "stale": run is not None and run.stale,
     }
 
 
 @access.require(access.is_admin)
 @require_GET
-def judge_detail(request: HttpRequest, pool: str, name: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def judge_detail(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     judge = _judge(found, name)
     judge.key_set = services.key_is_set(judge)
     active = services.active_run(judge)
@@ -148,9 +144,9 @@ def judge_detail(request: HttpRequest, pool: str, name: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def run_start(request: HttpRequest, pool: str, name: str) -> HttpResponse:
+def run_start(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
     """Queue a judging run for the background worker."""
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     judge = _judge(found, name)
     form = RunForm(request.POST)
     if not form.is_valid():
@@ -179,9 +175,9 @@ def run_start(request: HttpRequest, pool: str, name: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_GET
-def run_status(request: HttpRequest, pool: str, name: str, run_id: int) -> HttpResponse:
+def run_status(request: HttpRequest, pool_name: str, name: str, run_id: int) -> HttpResponse:
     """The run's progress fragment (polled by htmx while the run is active)."""
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     judge = _judge(found, name)
     run = get_object_or_404(JudgeRun, pk=run_id, judge=judge)
     response = render(request, "judges/_run.html", _run_context(judge, run))
@@ -192,8 +188,8 @@ def run_status(request: HttpRequest, pool: str, name: str, run_id: int) -> HttpR
 
 @access.require(access.is_admin)
 @require_POST
-def run_cancel(request: HttpRequest, pool: str, name: str, run_id: int) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def run_cancel(request: HttpRequest, pool_name: str, name: str, run_id: int) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     judge = _judge(found, name)
     run = JudgeRun.objects.filter(pk=run_id, judge=judge).first()
     if run is None:

@@ -1,4 +1,4 @@
-"""Endpoint secrets encrypted at rest (judgments.capture.secret_fields): the stored secret and the values
+"""Endpoint secrets encrypted at rest (judgments.models.secret_fields): the stored secret and the values
 of credential-like headers. The columns keep their types; the rows written before are rewritten
 encrypted (and back to plain text when migrating backwards)."""
 
@@ -6,7 +6,7 @@ import json
 
 from django.db import migrations
 
-import judgments.capture.secret_fields
+import judgments.models.secret_fields
 
 
 def encrypt_stored(apps, schema_editor):
@@ -20,7 +20,7 @@ def encrypt_stored(apps, schema_editor):
 
 
 def decrypt_stored(apps, schema_editor):
-    from judgments.capture.secret_fields import decrypt
+    from judgments.models.secret_fields import decrypt
 
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT id, auth_secret, headers FROM judgments_searchendpoint")
@@ -41,14 +41,14 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="searchendpoint",
             name="auth_secret",
-            field=judgments.capture.secret_fields.EncryptedTextField(
+            field=judgments.models.secret_fields.EncryptedTextField(
                 blank=True, help_text="write-only: never shown back; encrypted"
             ),
         ),
         migrations.AlterField(
             model_name="searchendpoint",
             name="headers",
-            field=judgments.capture.secret_fields.SecretHeadersField(
+            field=judgments.models.secret_fields.SecretHeadersField(
                 blank=True,
                 default=list,
                 help_text='[["Name", "value"], ...]; credential-like values encrypted',

@@ -3,16 +3,21 @@
 pools      grades 0-4 and -1 (their words: judgments.scale), combine rules, grade sources, pools, teams
 documents  a pool's queries and documents
 pairs      the pairs raters grade, judgments and their history, adjudication requests
-runs       search configurations, runs and their rankings (and the capture wing's models)
+runs       search configurations, runs and their rankings
+capture    search endpoints (one row per version) and capture jobs; secret_fields encrypts their secrets
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
+evidence   the human sample for prediction-powered estimates, and judges' probe answers
+jobs       the rule for a background job whose process died (captures, judging runs)
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
 a ranking, ids without whitespace) are database constraints, so no code path can get around them.
 """
 
 from ..scale import DISTRACTOR, DISTRACTOR_DESCRIPTION, DISTRACTOR_LABEL
+from .capture import CaptureJob, Schedule, SearchEndpoint
 from .documents import Document, DocumentQuerySet, Query
+from .evidence import HumanSample, JudgeExample, ProbeAnswer, ProbeKind, SampledQuery
 from .judges import (
     JudgeRun,
     ModelJudge,
@@ -21,7 +26,15 @@ from .judges import (
     default_judge_user,
     env_var_name,
 )
-from .pairs import AdjudicationRequest, Judgment, JudgmentChange, JudgmentQuerySet, Pair, PairQuerySet
+from .pairs import (
+    AdjudicationRequest,
+    Judgment,
+    JudgmentChange,
+    JudgmentQuerySet,
+    Pair,
+    PairQuerySet,
+    human_grade_count,
+)
 from .pools import (
     EXTERNAL_ID_MAX,
     GRADE_CHOICES,
@@ -36,15 +49,7 @@ from .pools import (
     distractor_refused,
     no_whitespace,
 )
-from .runs import (
-    ArrayHasNoDuplicates,
-    CaptureJob,
-    Ranking,
-    Run,
-    RunQuerySet,
-    SearchConfiguration,
-    SearchEndpoint,
-)
+from .runs import ArrayHasNoDuplicates, Ranking, Run, RunQuerySet, SearchConfiguration
 from .uploads import Upload, UploadPart
 
 __all__ = [
@@ -62,6 +67,8 @@ __all__ = [
     "DocumentQuerySet",
     "Grade",
     "GradeSource",
+    "HumanSample",
+    "JudgeExample",
     "JudgeRun",
     "Judgment",
     "JudgmentChange",
@@ -70,13 +77,17 @@ __all__ = [
     "ModelJudgeQuerySet",
     "Pair",
     "PairQuerySet",
+    "ProbeAnswer",
+    "ProbeKind",
     "Pool",
     "Query",
     "QueueAccess",
     "Ranking",
+    "SampledQuery",
     "Run",
     "RunQuerySet",
     "SearchConfiguration",
+    "Schedule",
     "SearchEndpoint",
     "Team",
     "Upload",
@@ -86,5 +97,6 @@ __all__ = [
     "default_judge_user",
     "distractor_refused",
     "env_var_name",
+    "human_grade_count",
     "no_whitespace",
 ]

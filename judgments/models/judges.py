@@ -1,10 +1,14 @@
 """Model judges (LLM raters) and their judging runs."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 
+from ..judge_prompts import DEFAULT_SYSTEM, DEFAULT_USER
+from .jobs import StaleRule
 from .pools import Pool
 
 env_var_name = RegexValidator(
@@ -14,14 +18,10 @@ env_var_name = RegexValidator(
 
 
 def default_judge_system() -> str:
-    from judgments.judges.prompt import DEFAULT_SYSTEM
-
     return DEFAULT_SYSTEM
 
 
 def default_judge_user() -> str:
-    from judgments.judges.prompt import DEFAULT_USER
-
     return DEFAULT_USER
 
 
@@ -71,6 +71,12 @@ class ModelJudge(models.Model):
     concurrency = models.PositiveSmallIntegerField(
         default=4, validators=[MinValueValidator(1), MaxValueValidator(64)], help_text="Calls at once."
     )
+    example_count = models.PositiveSmallIntegerField(
+        "examples",
+        default=4,
+        validators=[MaxValueValidator(20)],
+        help_text="Human-graded pairs shown where the prompt has {{ examples }} (left out of its agreement figures).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -94,8 +100,12 @@ class ModelJudge(models.Model):
         return self.user.username
 
 
-class JudgeRun(models.Model):
+class JudgeRun(StaleRule, models.Model):
     """One judging run of a model judge (from a page or `manage.py judge`), its progress kept here."""
+
+    # A running run reports after every answer; silent this long, its process is most likely gone
+    # (a slow model under a Retry-After can keep one call waiting for minutes).
+    STALE_AFTER = timedelta(minutes=15)
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Waiting for a worker"
@@ -109,6 +119,7 @@ class JudgeRun(models.Model):
         QUEUED = "queued", "Pairs waiting in the raters' queue"
         ALL = "all", "Every pair of the pool"
         HUMAN_GRADED = "human-graded", "Pairs human raters graded (to measure the judge)"
+        PROBES = "probes", "Gullibility probes (altered copies of human-graded pairs; no grade stored)"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 

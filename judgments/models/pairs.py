@@ -2,9 +2,11 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
 from .documents import Document, Query
+from .judges import ModelJudge
 from .pools import DISTRACTOR, GRADE_CHOICES, Pool, text_limit, text_limit_constraints
 
 # Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
@@ -15,16 +17,8 @@ class PairQuerySet(models.QuerySet):
     def in_pool(self, pool):
         return self.filter(pool=pool)
 
-    def with_grade_count(self):
-        return self.annotate(grade_count=Count("judgments", filter=Q(judgments__cant_judge=False)))
-
     def queued(self):
         return self.filter(queued_at__isnull=False)
-
-    def awaiting_grade_from(self, rater):
-        """Pairs this rater has not graded (or marked can't judge) yet."""
-        mine = Judgment.objects.filter(pair=OuterRef("pk"), rater=rater)
-        return self.exclude(Exists(mine))
 
 
 class Pair(models.Model):
@@ -77,6 +71,10 @@ class JudgmentQuerySet(models.QuerySet):
 
     def by(self, rater):
         return self.filter(rater=rater)
+
+    def by_humans(self):
+        """Judgments of people, not of model judges (whose accounts ModelJudge holds)."""
+        return self.exclude(rater_id__in=ModelJudge.objects.values("user_id"))
 
 
 class Judgment(models.Model):
@@ -166,3 +164,16 @@ class AdjudicationRequest(models.Model):
 
     def __str__(self) -> str:
         return f"adjudicate {self.pair_id}: {self.reason}"
+
+
+def human_grade_count():
+    """How many people graded the outer pair (can't judge and model judges not counted; 0 for none): an
+    annotation of Pair querysets, for the queue's open pairs and the human sample's progress."""
+    counts = (
+        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
+        .by_humans()
+        .values("pair")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)

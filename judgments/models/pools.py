@@ -143,18 +143,36 @@ class Pool(models.Model):
 
     @property
     def grades(self) -> tuple[int, ...]:
-        """The grades a judgment of this pool may carry, lowest first: 0..4, and -1 with distractors."""
-        return ((DISTRACTOR,) if self.distractors_enabled else ()) + tuple(Grade.values)
+        """The grades a judgment of this pool may carry, lowest first (the one definition): the grades its
+        scale lists (0..4 unless the scale lists fewer), and -1 when the pool enables distractors."""
+        listed = {e.get("grade") for e in self.grade_scale if isinstance(e, dict)}
+        scale = sorted(g for g in listed if isinstance(g, int) and not isinstance(g, bool) and 0 <= g <= 4)
+        return ((DISTRACTOR,) if self.distractors_enabled else ()) + tuple(scale or Grade.values)
 
     def grade_problem(self, grade) -> str | None:
-        """Why `grade` cannot be a grade of this pool (None: it can)."""
-        if grade is None or isinstance(grade, bool) or not isinstance(grade, int):
-            return f"A grade must be an integer from {self.grades[0]} to 4, not {grade!r}."
-        if grade == DISTRACTOR and not self.distractors_enabled:
+        """Why `grade` cannot be a grade of this pool (None: it can): the check every path that stores
+        a grade makes (forms, the API, imports, model judges)."""
+        if grade == DISTRACTOR and not isinstance(grade, bool) and not self.distractors_enabled:
             return distractor_refused(self.name)
-        if grade not in self.grades:
-            return f"A grade must be an integer from {self.grades[0]} to 4, not {grade!r}."
+        if grade is None or isinstance(grade, bool) or not isinstance(grade, int) or grade not in self.grades:
+            return f"A grade must be {self.grades_text}, not {grade!r}."
         return None
+
+    @property
+    def grades_text(self) -> str:
+        """The pool's grades in words: "an integer from 0 to 4", or "one of 0, 1, 3" for a scale with gaps."""
+        grades = self.grades
+        if list(grades) == list(range(grades[0], grades[-1] + 1)):
+            return f"an integer {self.grade_range}"
+        return self.grade_range
+
+    @property
+    def grade_range(self) -> str:
+        """ "from 0 to 4" (or "from -1 to 4"), or "one of 0, 1, 3" for a scale with gaps: what a page asks."""
+        grades = self.grades
+        if list(grades) == list(range(grades[0], grades[-1] + 1)):
+            return f"from {grades[0]} to {grades[-1]}"
+        return "one of " + ", ".join(str(g) for g in grades)
 
 
 class Team(models.Model):

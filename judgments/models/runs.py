@@ -5,8 +5,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Exists, F, Func, OuterRef, Q
 
-# The capture wing's models live in their own module and are registered with this app by this import.
-from ..capture.models import CaptureJob, Schedule, SearchEndpoint  # noqa: F401
+from .capture import Schedule
 from .documents import Query
 from .pools import NO_WHITESPACE_SQL, Pool, Team, no_whitespace
 
@@ -27,6 +26,11 @@ class SearchConfiguration(models.Model):
     # configuration's endpoint, and when a capture last started (scheduled or not).
     capture_schedule = models.CharField(max_length=10, choices=Schedule, default=Schedule.NONE)
     last_capture_at = models.DateTimeField(null=True, blank=True)
+    # The language model the configuration reranks or generates with, if any: a model judge of the same
+    # model (or family) would grade its own output, and the trust page and leaderboard warn of it.
+    model_name = models.CharField(
+        "model used", max_length=200, blank=True, help_text="The model it reranks or generates with, if any."
+    )
 
     class Meta:
         ordering = ["pool", "name"]
@@ -105,7 +109,7 @@ class Ranking(models.Model):
     """One query's ranked documents in one run: one row with an array of document keys.
 
     One row per (run, query) rather than per ranked entry: 25 million entries are 250,000 rows,
-    which read back ~20x faster than 25 million rows (see bench/ and README).
+    which read back ~20x faster than 25 million rows (see docs/performance.md).
     """
 
     run = models.ForeignKey(

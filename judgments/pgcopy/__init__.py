@@ -7,8 +7,7 @@ and the extension), then the rows, then a trailer (-1 as a 16-bit field count). 
 Here: the framing, `copy_in` (a context manager: writes the header, hands psycopg's Copy over for the
 rows, writes the trailer), `column_values` (the values of a one-column COPY out as psycopg hands them
 over, for streaming text) and `timestamp`, none of which needs numpy (an export process starts without
-it). In `rows`, whose names this package loads on first use (`pgcopy.read_rows`, `from judgments.pgcopy
-import read_columns`): rows as numpy arrays, in (`write_rows`, `array_rows`) and out (`read_rows`,
+it). In `rows` (`from judgments.pgcopy.rows import read_rows`): rows as numpy arrays, in (`write_rows`, `array_rows`) and out (`read_rows`,
 `stream_rows`, `read_columns`, `read_array_rows`). A stream that is not what was asked for raises
 CopyError.
 """
@@ -18,8 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-
-from judgments.lazy import lazy_names
 
 
 class CopyError(RuntimeError):
@@ -89,22 +86,3 @@ def column_values(chunks: Iterable, suffix: bytes = b"") -> Iterator[bytes]:
             yield b"".join((view[6:], suffix))
     if not ended:
         raise CopyError("unexpected end of the binary COPY stream")
-
-
-# The rows as numpy arrays (judgments.pgcopy.rows), loaded on first use.
-__getattr__, __dir__ = lazy_names(
-    __name__,
-    {
-        "rows": (
-            "ARRAY_HEAD",
-            "array_rows",
-            "empty_rows",
-            "read_array_rows",
-            "read_columns",
-            "read_rows",
-            "row_dtype",
-            "stream_rows",
-            "write_rows",
-        )
-    },
-)

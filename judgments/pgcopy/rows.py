@@ -194,7 +194,12 @@ def read_array_rows(
             raise CopyError(
                 f"NULL or unexpected value size in column {len(scalars) + k} of a binary COPY stream"
             )
-        ragged.append((values["value"].astype(element["value"].newbyteorder("=")), np.asarray(counts[k])))
+        ragged.append(
+            (
+                values["value"].astype(element["value"].newbyteorder("=")),
+                np.asarray(counts[k], dtype=np.int64),
+            )
+        )
     return columns, ragged
 
 

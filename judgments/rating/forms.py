@@ -3,7 +3,7 @@
 from django import forms
 
 from judgments import limits
-from judgments.models import DISTRACTOR, Pool, Query, SearchConfiguration, distractor_refused
+from judgments.models import DISTRACTOR, Pool, Query, SearchConfiguration
 from judgments.models import GRADE_CHOICES as GRADES
 
 from .queue import DEFAULT_DEPTH, MAX_DEPTH
@@ -35,8 +35,8 @@ class GradeForm(forms.Form):
         action = data.get("action") or self.GRADE
         data["action"] = action
         if action == self.GRADE and data.get("grade") is None and "grade" not in self.errors:
-            lowest = self.pool.grades[0] if self.pool is not None else 0
-            raise forms.ValidationError(f"Choose a grade from {lowest} to 4.")
+            grades = self.pool.grade_range if self.pool is not None else "from 0 to 4"
+            raise forms.ValidationError(f"Choose a grade {grades}.")
         if action == self.CANT and not data.get("reason"):
             self.add_error("reason", "Say why you can't judge this pair.")
         return data
@@ -108,7 +108,9 @@ class FinalGradeForm(forms.Form):
 
     def refusal(self) -> str:
         """Why the posted grade was not taken, naming the grades the pool has."""
-        text = f"Choose a final grade from {self.pool.grades[0]} to 4, or clear it."
-        if self.data.get("grade", "").strip() == str(DISTRACTOR) and not self.pool.distractors_enabled:
-            text = f"{distractor_refused(self.pool.name)} {text}"
+        text = f"Choose a final grade {self.pool.grade_range}, or clear it."
+        if self.data.get("grade", "").strip() == str(DISTRACTOR) and (
+            refused := self.pool.grade_problem(DISTRACTOR)
+        ):
+            text = f"{refused} {text}"
         return text

@@ -60,21 +60,22 @@ _OPEN_SQL = f"""
 """
 
 
-# Per judged pair of the pool's queue: n, its human grades ("can't judge" is none, a model judge's grade
-# does not count), and mine, whether the rater judged it; aggregated once (a hash join) where a scan of
-# the whole queue would count per pair.
+# Per pair of the pool's queue (p): g.n, its human grades ("can't judge" is none, a model judge's grade
+# does not count), and g.mine, whether the rater judged it. A LATERAL subquery over the pair's own
+# judgments, found by index: every plan is then linear in the pool, whatever the planner believes about
+# it. A new pool in a database whose statistics predate it looks like one pair until the next ANALYZE;
+# an aggregate of the pool's judgments joined afterwards (a CTE, as before) was then put on the inner side
+# of a nested loop and re-aggregated for every pair: 19 s for a 6,000-pair pool. A GROUP BY over pairs
+# joined to judgments was linear, but once the pool was known the planner hashed it against a scan of
+# every judgment of the database (twice the time of these index probes on a 6,000-pair pool beside a
+# 250,000-pair one).
 _QUEUED_GRADES = """
-    g AS (
-        SELECT j.pair_id,
-               count(*) FILTER (
-                   WHERE NOT j.cant_judge
-                   AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
-               ) AS n,
-               bool_or(j.rater_id = %(rater)s) AS mine
-        FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
-        WHERE jp.pool_id = %(pool)s AND jp.queued_at IS NOT NULL
-        GROUP BY j.pair_id
-    )
+    CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE NOT j.cant_judge AND mj.user_id IS NULL) AS n,
+               COALESCE(bool_or(j.rater_id = %(rater)s), false) AS mine
+        FROM judgments_judgment j LEFT JOIN judgments_modeljudge mj ON mj.user_id = j.rater_id
+        WHERE j.pair_id = p.id
+    ) g
 """
 
 
@@ -156,17 +157,16 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
             return pair_id
         params["tried"].append(row[0])
     for _ in range(attempts):
-        # The same conditions as _OPEN_SQL, with the judgments aggregated once (a hash join) rather than
-        # counted per pair: this scans the whole queue, the per-query claim below does not.
+        # The same conditions as _OPEN_SQL, the pair's grades counted once (_QUEUED_GRADES): this scans
+        # the whole queue, the per-query claim below does not.
         cursor.execute(
             f"""
-            WITH {_QUEUED_GRADES}
             SELECT p.query_id
-            FROM judgments_pair p LEFT JOIN g ON g.pair_id = p.id
+            FROM judgments_pair p {_QUEUED_GRADES}
             WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
               AND {_HAS_CONTENT}
               AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
-              AND NOT COALESCE(g.mine, false) AND COALESCE(g.n, 0) < %(wanted)s
+              AND NOT g.mine AND g.n < %(wanted)s
               AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
             ORDER BY p.priority DESC, p.query_id
             LIMIT 1
@@ -287,14 +287,12 @@ def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int, int, in
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            WITH {_QUEUED_GRADES},
-            queue AS (
+            WITH queue AS (
                 SELECT count(*) AS queued,
-                       count(*) FILTER (WHERE p.final_grade IS NOT NULL OR COALESCE(g.n, 0) >= %(wanted)s)
-                           AS complete,
-                       count(*) FILTER (WHERE p.final_grade IS NULL AND COALESCE(g.n, 0) < %(wanted)s
-                                        AND NOT COALESCE(g.mine, false) AND empty.id IS NULL) AS remaining
-                FROM judgments_pair p LEFT JOIN g ON g.pair_id = p.id
+                       count(*) FILTER (WHERE p.final_grade IS NOT NULL OR g.n >= %(wanted)s) AS complete,
+                       count(*) FILTER (WHERE p.final_grade IS NULL AND g.n < %(wanted)s AND NOT g.mine
+                                        AND empty.id IS NULL) AS remaining
+                FROM judgments_pair p {_QUEUED_GRADES}
                 LEFT JOIN judgments_document empty  -- a join: a subquery in FILTER would run once per pair
                      ON empty.pool_id = p.pool_id AND empty.id = p.document_id
                      AND empty.title = '' AND empty.body = ''

@@ -31,21 +31,21 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from judgments import services
 from judgments.models import (
     EXTERNAL_ID_MAX,
-    Judgment,
-    ModelJudge,
     Pair,
     Pool,
     Query,
     Run,
     SearchConfiguration,
+    human_grade_count,
 )
+
+from . import planner
 
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 1000
@@ -74,6 +74,17 @@ class QueueResult:
     @property
     def queued(self) -> int:
         return self.newly_queued + self.already_queued
+
+    def message(self, subject: str = "", of: str = "") -> str:
+        """What the call did, for the page that asked (the one "n newly queued" message): `subject` says
+        what was queued ("bm25, top 10: "), `of` whose pairs (" of q1")."""
+        text = (
+            f"{subject}{self.newly_queued} pair(s){of} newly queued for rating, "
+            f"{self.already_queued} already queued, {self.complete} already graded."
+        )
+        if self.without_content:
+            text += f" {self.without_content} queued pair(s) wait for their document's content."
+        return text
 
 
 def _check_depth(k: int) -> int:
@@ -156,6 +167,7 @@ def _queue(
             },
         )
         considered, new, already, complete, no_content, _ = cursor.fetchone()
+    transaction.on_commit(lambda: planner.refresh_after_queueing(pool.pk, new))
     return QueueResult(considered, new, already, complete, no_content)
 
 
@@ -194,42 +206,49 @@ def top_k_coverage(pool: Pool, k: int = DEFAULT_DEPTH) -> list[dict]:
     queued and still open, how many are neither (candidates for `queue_unjudged_top_k`)."""
     _check_depth(k)
     runs = list(Run.objects.filter(configuration__pool=pool).current().select_related("configuration"))
-    rows = []
-    with connection.cursor() as cursor:
-        for run in sorted(runs, key=lambda r: r.configuration.name):
+    # One statement for every run (a statement per configuration made 50 on a pool of 50): each pair of
+    # any run's top k is looked up, and its grades counted, once.
+    counts = {}
+    if runs:
+        with connection.cursor() as cursor:
             cursor.execute(
                 """
                 WITH top AS (
-                    SELECT DISTINCT r.query_id, t.doc_id
+                    SELECT DISTINCT r.run_id, r.query_id, t.doc_id
                     FROM judgments_ranking r CROSS JOIN LATERAL unnest(r.doc_ids[1:%(k)s]) AS t(doc_id)
-                    WHERE r.run_id = %(run)s
+                    WHERE r.run_id = ANY(%(runs)s)
                 ),
                 state AS (
-                    SELECT p.queued_at IS NOT NULL AS queued,
+                    SELECT c.query_id, c.doc_id, p.queued_at IS NOT NULL AS queued,
                            COALESCE(p.final_grade IS NOT NULL OR (
                                SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
                                  AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                            ) >= %(wanted)s, false) AS complete
-                    FROM top LEFT JOIN judgments_pair p ON p.query_id = top.query_id AND p.document_id = top.doc_id
+                    FROM (SELECT DISTINCT query_id, doc_id FROM top) c
+                    LEFT JOIN judgments_pair p ON p.query_id = c.query_id AND p.document_id = c.doc_id
                 )
-                SELECT count(*), count(*) FILTER (WHERE complete),
+                SELECT top.run_id, count(*), count(*) FILTER (WHERE complete),
                        count(*) FILTER (WHERE queued AND NOT complete),
                        count(*) FILTER (WHERE NOT queued AND NOT complete)
-                FROM state
+                FROM top JOIN state ON state.query_id = top.query_id AND state.doc_id = top.doc_id
+                GROUP BY top.run_id
                 """,
-                {"k": k, "run": run.pk, "wanted": pool.raters_per_pair},
+                {"k": k, "runs": [run.pk for run in runs], "wanted": pool.raters_per_pair},
             )
-            total, complete, queued_open, unqueued = cursor.fetchone()
-            rows.append(
-                {
-                    "configuration": run.configuration,
-                    "run": run,
-                    "pairs": total,
-                    "complete": complete,
-                    "queued_open": queued_open,
-                    "unqueued": unqueued,
-                }
-            )
+            counts = {run_id: rest for run_id, *rest in cursor.fetchall()}
+    rows = []
+    for run in sorted(runs, key=lambda r: r.configuration.name):
+        total, complete, queued_open, unqueued = counts.get(run.pk, (0, 0, 0, 0))
+        rows.append(
+            {
+                "configuration": run.configuration,
+                "run": run,
+                "pairs": total,
+                "complete": complete,
+                "queued_open": queued_open,
+                "unqueued": unqueued,
+            }
+        )
     return rows
 
 
@@ -334,23 +353,13 @@ def add_pairs_from_file(pool: Pool, data: bytes | str, *, priority: int = 0) -> 
 # --- What is open ------------------------------------------------------------------------------------
 
 
-def _grade_count():
-    return (
-        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
-        .exclude(rater_id__in=ModelJudge.objects.values("user_id"))
-        .values("pair")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-
-
 def open_pairs(pool: Pool) -> QuerySet:
     """Queued pairs still short of grades and without a final grade (with or without content)."""
     return (
         Pair.objects.in_pool(pool)
         .queued()
         .filter(final_grade__isnull=True)
-        .annotate(n_grades=Coalesce(Subquery(_grade_count(), output_field=IntegerField()), 0))
+        .annotate(n_grades=human_grade_count())
         .filter(n_grades__lt=pool.raters_per_pair)
     )
 
@@ -365,7 +374,22 @@ def pairs_without_content(pool: Pool) -> QuerySet:
     )
 
 
-def open_to(rater, pool: Pool, now: datetime | None = None) -> QuerySet:
-    """Pairs that `rater` could be served now or later (ignoring holds): the rater's remaining work."""
-    mine = Judgment.objects.filter(pair=OuterRef("pk"), rater=rater)
-    return open_pairs(pool).exclude(document__title="", document__body="").exclude(Exists(mine))
+# --- A random sample of queries for the humans -------------------------------------------------------
+
+SAMPLE_PRIORITY = 100_000_000  # above any pooling priority: a sample's pairs are served first
+
+
+@transaction.atomic
+def queue_queries(pool: Pool, query_ids: Sequence[int], k: int = DEFAULT_DEPTH) -> QueueResult:
+    """Queue every pair of `query_ids` for the human raters, ahead of everything else: the top k of every
+    configuration's current run for those queries (pairs made as needed) and every pair the pool already
+    has for them. Pairs that have their grades are left alone (counted in `complete`)."""
+    _check_depth(k)
+    run_ids = list(Run.objects.filter(configuration__pool=pool).current().values_list("pk", flat=True))
+    wanted = {int(q) for q in query_ids}
+    rows = [row for row in _top_k(run_ids, k) if row[0] in wanted]
+    pair_pks = services.ensure_pairs(pool, ((q, d) for q, d, _, _ in rows))
+    priorities = {pair_pks[(q, d)]: SAMPLE_PRIORITY + _priority(n, best) for q, d, n, best in rows}
+    for pk in Pair.objects.in_pool(pool).filter(query_id__in=wanted).values_list("pk", flat=True):
+        priorities.setdefault(pk, SAMPLE_PRIORITY)
+    return _queue(pool, priorities, keep_higher=True)

@@ -14,11 +14,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
-from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query, distractor_refused
+from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
 
 from . import adjudication, grading, queue
 from .display import (
@@ -52,13 +51,9 @@ def _is_fragment(request: HttpRequest) -> bool:
 # --- Access ------------------------------------------------------------------------------------------
 
 
-def _rating_pool(request: HttpRequest, pool: str) -> Pool:
+def _rating_pool(request: HttpRequest, pool_name: str) -> Pool:
     """A pool the user grades in (member and rater), or 404."""
-    return access.get_pool_or_404(request.user, access.rating_pools_for, name=pool)
-
-
-def _admin_pool(request: HttpRequest, pool: str) -> Pool:
-    return access.get_pool_or_404(request.user, access.pools_for, name=pool)
+    return access.get_pool_or_404(request.user, access.rating_pools_for, name=pool_name)
 
 
 def _skip_key(pool: Pool) -> str:
@@ -146,6 +141,8 @@ def _render_grading(
         response[URL_HEADER] = url
     else:
         context["guidelines_html"] = render_markdown(pool.guidelines)
+        # Open before the rater's first answer in this pool: read them once before grading.
+        context["guidelines_open"] = context["mine"]["done"] == 0
         response = render(request, "rating/grade.html", context, status=status)
     response["Cache-Control"] = "no-store"
     return response
@@ -169,36 +166,29 @@ def _next(
 
 @access.require(access.is_rater)
 @require_GET
-def grade_next(request: HttpRequest, pool: str) -> HttpResponse:
+def grade_next(request: HttpRequest, pool_name: str) -> HttpResponse:
     """The pair the rater should grade next (held for them for a few minutes), or "all done"."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     pair = grading.next_pair_for(request.user, found, skip=_skipped(request, found))
     return _render_grading(request, found, pair, url=request.path)
 
 
 @access.require(access.is_rater)
 @require_POST
-def review_skipped(request: HttpRequest, pool: str) -> HttpResponse:
+def review_skipped(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Serve the pairs the rater skipped again."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     request.session.pop(_skip_key(found), None)
     return redirect("rating:grade", found.name)
-
-
-def _return_to(request: HttpRequest) -> str:
-    target = request.POST.get("return_to", "")
-    if target.startswith("/") and url_has_allowed_host_and_scheme(target, {request.get_host()}):
-        return target
-    return ""
 
 
 def _refusal(form: GradeForm, pool: Pool) -> str:
     """What was wrong with a grading post, for the page: nothing was saved."""
     if "grade" in form.errors:
         raw = form.data.get("grade", "")
-        text = f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade from {pool.grades[0]} to 4."
-        if raw.strip() == str(DISTRACTOR) and not pool.distractors_enabled:
-            text += " " + distractor_refused(pool.name)
+        text = f"Nothing was saved: “{raw[:20]}” is not a grade. Choose a grade {pool.grade_range}."
+        if raw.strip() == str(DISTRACTOR) and (refused := pool.grade_problem(DISTRACTOR)):
+            text += " " + refused
         return text
     if "action" in form.errors:
         return "Nothing was saved: that answer could not be read."
@@ -207,9 +197,9 @@ def _refusal(form: GradeForm, pool: Pool) -> str:
 
 @access.require(access.is_rater)
 @require_http_methods(["GET", "POST"])
-def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
+def grade_pair(request: HttpRequest, pool_name: str, pair_id: int) -> HttpResponse:
     """GET: a pair the rater judged (to change it) or holds. POST: grade, skip or can't judge it."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
     if request.method == "GET":
         if not grading.may_view(pair, request.user):
@@ -234,7 +224,10 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         if not Judgment.objects.filter(pair=pair, rater=request.user).exists():
             _add_skipped(request, found, pair.pk)
             grading.release_hold(pair, request.user)
-        return _next(request, found)
+            return _next(
+                request, found, notice="Skipped: it is offered again once the other pairs are graded."
+            )
+        return _next(request, found, notice="Kept as it is.")
     try:
         judgment = grading.save_grade(
             pair,
@@ -251,7 +244,7 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
         saved = "Saved as can't judge."
     else:
         saved = f"Saved {data['grade']} ({found.grade_label(data['grade'])})."
-    return_to = _return_to(request)
+    return_to = access.safe_next(request, request.POST.get("return_to"))
     if return_to:
         messages.success(request, f"{pair.query.external_id} / {pair.document.external_id}: {saved}")
         return redirect(return_to)
@@ -265,9 +258,9 @@ def grade_pair(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
 
 @access.require(access.is_rater)
 @require_GET
-def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
+def my_judgments(request: HttpRequest, pool_name: str) -> HttpResponse:
     """The rater's own judgments in the pool, newest first, filterable by query and grade; each changeable."""
-    found = _rating_pool(request, pool)
+    found = _rating_pool(request, pool_name)
     mine = (
         Judgment.objects.filter(pair__pool=found, rater=request.user)
         .select_related("pair__query", "pair__document")
@@ -307,15 +300,6 @@ def my_judgments(request: HttpRequest, pool: str) -> HttpResponse:
 # --- Admin: the queue ---------------------------------------------------------------------------------
 
 
-def _describe(result: queue.QueueResult) -> str:
-    text = f"Queued {result.newly_queued} new pair(s); {result.already_queued} were in the queue already"
-    if result.complete:
-        text += f"; {result.complete} have their grades and were left out"
-    if result.without_content:
-        text += f"; {result.without_content} wait for their document's content"
-    return text + "."
-
-
 def _coverage_depth(request: HttpRequest) -> int:
     try:
         k = int(request.GET.get("k", queue.DEFAULT_DEPTH))
@@ -348,29 +332,29 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
 
 @access.require(access.is_admin)
 @require_GET
-def queue_page(request: HttpRequest, pool: str) -> HttpResponse:
+def queue_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Build the queue, pool per configuration, add pairs, and see what is open."""
-    return _queue_page(request, _admin_pool(request, pool))
+    return _queue_page(request, access.admin_pool_or_404(request, pool_name))
 
 
 @access.require(access.is_admin)
 @require_POST
-def queue_build(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def queue_build(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = BuildQueueForm(request.POST)
     if not form.is_valid():
         return _queue_page(request, found, status=400, build_form=form)
     result = queue.build_queue(found, form.cleaned_data["k"])
     messages.success(
-        request, f"Pooled the top {form.cleaned_data['k']} of every current run. {_describe(result)}"
+        request, f"Pooled the top {form.cleaned_data['k']} of every current run. {result.message()}"
     )
     return redirect("rating:queue", found.name)
 
 
 @access.require(access.is_admin)
 @require_POST
-def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def queue_configuration(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = ConfigurationTopKForm(request.POST, pool=found)
     if not form.is_valid():
         return _queue_page(request, found, status=400, configuration_form=form)
@@ -381,15 +365,15 @@ def queue_configuration(request: HttpRequest, pool: str) -> HttpResponse:
         messages.error(request, str(error))
     else:
         messages.success(
-            request, f"Sent the unjudged top {k} of {configuration.name} to the raters. {_describe(result)}"
+            request, f"Sent the unjudged top {k} of {configuration.name} to the raters. {result.message()}"
         )
     return redirect("rating:queue", found.name)
 
 
 @access.require(access.is_admin)
 @require_POST
-def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def queue_add(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = AddPairForm(request.POST)
     if not form.is_valid():
         return _queue_page(request, found, status=400, add_form=form)
@@ -400,14 +384,14 @@ def queue_add(request: HttpRequest, pool: str) -> HttpResponse:
         return _queue_page(
             request, found, status=400, add_form=form, problems=error.problems or [(0, str(error))]
         )
-    messages.success(request, _describe(result))
+    messages.success(request, result.message())
     return redirect("rating:queue", found.name)
 
 
 @access.require(access.is_admin)
 @require_POST
-def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def queue_upload(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     form = PairFileForm(request.POST, request.FILES)
     if not form.is_valid():
         return _queue_page(request, found, status=400, file_form=form)
@@ -418,15 +402,15 @@ def queue_upload(request: HttpRequest, pool: str) -> HttpResponse:
     except queue.QueueError as error:
         messages.error(request, str(error))
         return _queue_page(request, found, status=400, file_form=form, problems=error.problems)
-    messages.success(request, f"{form.cleaned_data['file'].name}: {_describe(result)}")
+    messages.success(request, f"{form.cleaned_data['file'].name}: {result.message()}")
     return redirect("rating:queue", found.name)
 
 
 @access.require(access.is_admin)
 @require_GET
-def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
+def missing_content(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Queued pairs whose document has no content: raters cannot be served them until it is imported."""
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     page = Paginator(queue.pairs_without_content(found), 100).get_page(request.GET.get("page"))
     return render(request, "rating/missing_content.html", {"pool": found, "page": page})
 
@@ -436,8 +420,8 @@ def missing_content(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_GET
-def agreement(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def agreement(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     return render(
         request,
         "rating/agreement.html",
@@ -451,8 +435,8 @@ def agreement(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_GET
-def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
-    found = _admin_pool(request, pool)
+def disagreements(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
     ids = adjudication.disagreement_ids(found)
     page = Paginator(ids, 25).get_page(request.GET.get("page"))
     return render(
@@ -472,9 +456,9 @@ def disagreements(request: HttpRequest, pool: str) -> HttpResponse:
 
 @access.require(access.is_admin)
 @require_POST
-def final_grade(request: HttpRequest, pool: str, pair_id: int) -> HttpResponse:
+def final_grade(request: HttpRequest, pool_name: str, pair_id: int) -> HttpResponse:
     """Set (or clear) an admin's final grade; scoring uses it instead of the raters' combined grade."""
-    found = _admin_pool(request, pool)
+    found = access.admin_pool_or_404(request, pool_name)
     pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
     form = FinalGradeForm(request.POST, pool=found)
     if not form.is_valid():

@@ -14,7 +14,7 @@ Then, in one run, --rounds times in turn:
   reading every answer as a capture must (JSON decoding and the hits: the floor of any Python client
   that uses the answers);
 - our capture: `capture_run`'s service (judgments.capture.services) from the job's start to the scored
-  run committed: queries read, sent, answers parsed, the run staged and stored (capture.storing) and
+  run committed: queries read, sent, answers parsed, the run staged and stored (judgments.run_staging) and
   scored.
 Printed per round: both rates and their ratio (the two measured back to back, so a change of the
 machine's load between rounds moves both); then the median of the rounds' ratios (target >= 0.8x), the
@@ -45,8 +45,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from judgments.capture import services
-from judgments.capture.models import CaptureJob
 from judgments.models import Document, Judgment, Pair, Pool, Query, SearchConfiguration, Team
+from judgments.models.capture import CaptureJob
 from judgments.services import delete_pool_in_bulk
 from scoring.models import CellScore
 

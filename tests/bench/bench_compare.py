@@ -29,6 +29,7 @@ from django.urls import reverse
 
 from judgments import access, pgcopy
 from judgments.models import Pool, Query, Run, SearchConfiguration, Team
+from judgments.pgcopy.rows import empty_rows
 from judgments.services import delete_pool_in_bulk
 from scoring import comparison
 from scoring.models import (
@@ -129,7 +130,7 @@ class Command(BaseCommand):
     def _score_rows(self, run_id: int, query_ids: np.ndarray, level: np.ndarray) -> bytes:
         """One CellScore row per query: every flavour's NDCG near `level`, the shared metrics too."""
         n = len(query_ids)
-        rows = pgcopy.empty_rows(self._columns(), n)
+        rows = empty_rows(self._columns(), n)
         for name, _ in self._columns():
             rows[name] = 0
         rows["run_id"] = run_id

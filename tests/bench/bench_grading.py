@@ -5,6 +5,13 @@ Builds a throw-away pool "bench-grading-<time>" (deleted at the end unless --kee
 one run each ranking every document of every query (so each grade rescores its query for every run, as
 in a pool in use), and --raters raters plus one for the profile.
 
+Planner statistics (--statistics): "analyze" (the default) runs ANALYZE after building the pool, as
+autovacuum would soon after; "app" runs none and queues the pool through the app (queue.build_queue, which
+refreshes them as a deployment's queue build does); "stale" runs none and queues the pairs behind the
+app's back, so the planner never learns of the pool. --busy-database N first builds a background pool of
+about N queued pairs, half of them graded, and analyzes it (autovacuum does after a bulk insert that big):
+a database that already holds a season's pool, in which the new bench pool is small.
+
 1. Profile, in this process through Django's test Client: --profile-submits grade posts of one rater
    (the grading page's fragment request), each with its SQL statements counted and timed; prints the
    median wall time, its SQL part, the statements of one submit, and with --explain EXPLAIN ANALYZE of
@@ -44,7 +51,9 @@ from django.test import Client
 
 from judgments import access, services
 from judgments.models import Document, Judgment, Pair, Pool, Query, SearchConfiguration, Team
+from judgments.rating import planner, queue
 from judgments.services import delete_pool_in_bulk
+from tests.bench import queued_pool
 from tests.bench import raters as load
 from tests.bench import server as production
 
@@ -116,6 +125,19 @@ class Command(BaseCommand):
             "--cprofile", choices=("cumulative", "tottime"), help="print the profile's top Python functions"
         )
         parser.add_argument("--no-load", action="store_true", help="profile only")
+        parser.add_argument(
+            "--statistics",
+            choices=("analyze", "app", "stale"),
+            default="analyze",
+            help="planner statistics of the new pool (see the module docstring)",
+        )
+        parser.add_argument(
+            "--busy-database",
+            type=int,
+            default=0,
+            metavar="PAIRS",
+            help="first build a background pool of about PAIRS queued pairs (e.g. 250000)",
+        )
         parser.add_argument("--seed", type=int, default=20261125)
         parser.add_argument("--keep", action="store_true", help="keep the pool and its users afterwards")
 
@@ -126,9 +148,20 @@ class Command(BaseCommand):
         self.options = options
         self.rng = random.Random(options["seed"])
         name = f"bench-grading-{time.strftime('%Y%m%d-%H%M%S')}"
+        self.background = None
+        if options["busy_database"] > 0:
+            started = time.perf_counter()
+            self.background = self._build_background(f"{name}-background", options["busy_database"])
+            self.stderr.write(
+                f"built background pool {self.background.name} in {time.perf_counter() - started:.1f} s"
+            )
         started = time.perf_counter()
         self.pool, self.users = self._build(name)
-        self.stderr.write(f"built pool {name} in {time.perf_counter() - started:.1f} s")
+        self.stderr.write(
+            f"built pool {name} in {time.perf_counter() - started:.1f} s (statistics: {options['statistics']}); "
+            f"the planner expects {planner.estimated_queue(self.pool.pk):.0f} queued pairs of "
+            f"{Pair.objects.filter(pool=self.pool).queued().count()}"
+        )
         try:
             if options["profile_submits"]:
                 self._profile(
@@ -193,17 +226,38 @@ class Command(BaseCommand):
                     for d in documents[i * o["docs"] : (i + 1) * o["docs"]]
                 ],
             )
-            Pair.objects.filter(pool=pool).update(queued_at=pool.created_at, priority=0)
-        with connection.cursor() as cursor:  # fresh planner statistics, as autovacuum would give soon after
-            for table in ("judgments_pair", "judgments_judgment", "judgments_document", "judgments_ranking"):
-                cursor.execute(f"ANALYZE {table}")
+            if o["statistics"] != "app":
+                Pair.objects.filter(pool=pool).update(queued_at=pool.created_at, priority=0)
+        if o["statistics"] == "app":  # as an admin builds it: every pair in some run's top --docs
+            queue.build_queue(pool, k=o["docs"])
+        elif o["statistics"] == "analyze":
+            with (
+                connection.cursor() as cursor
+            ):  # fresh planner statistics, as autovacuum would give soon after
+                for table in (
+                    "judgments_pair",
+                    "judgments_judgment",
+                    "judgments_document",
+                    "judgments_ranking",
+                ):
+                    cursor.execute(f"ANALYZE {table}")
         return pool, users
+
+    def _build_background(self, name: str, pairs: int):
+        docs = 50
+        veteran, _ = get_user_model().objects.get_or_create(username=f"{name}-veteran")
+        pool = queued_pool.build(name, queries=max(1, pairs // docs), docs=docs, raters=[veteran], graded=0.5)
+        queued_pool.analyze()  # what autovacuum does after a bulk insert of a tenth of a table or more
+        return pool
 
     def _delete(self) -> None:
         from django_tasks_db.models import DBTaskResult
 
         DBTaskResult.objects.filter(args_kwargs__args__0=self.pool.pk).delete()
         delete_pool_in_bulk(self.pool)
+        if self.background is not None:
+            delete_pool_in_bulk(self.background)
+            get_user_model().objects.filter(username=f"{self.background.name}-veteran").delete()
         Team.objects.filter(name="bench-grading", configurations__isnull=True).delete()
         get_user_model().objects.filter(pk__in=[u.pk for u in self.users]).delete()
         self.stderr.write(f"deleted pool {self.pool.name}")
@@ -368,7 +422,8 @@ class Command(BaseCommand):
         p = load.percentile
         submits = outcome.submit_ms
         self.stdout.write(
-            f"Load: {o['raters']} raters, think {o['think_ms'][0]:.0f}-"
+            f"Load: {o['raters']} raters, statistics {o['statistics']}, busy database {o['busy_database']} pairs, "
+            f"think {o['think_ms'][0]:.0f}-"
             f"{o['think_ms'][1]:.0f} ms, {outcome.seconds:.1f} s, gunicorn --workers {o['workers']}, "
             f"{os.cpu_count()} cores; load average before {before}, at the end {during}"
         )

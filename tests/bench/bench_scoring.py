@@ -33,10 +33,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from judgments import pgcopy
 from judgments import services as judgment_services
 from judgments.exchange.imports import file_rater_username, import_qrels, import_queries, import_run
 from judgments.models import Judgment, Pool, SearchConfiguration, Team
+from judgments.pgcopy.rows import read_columns, row_dtype, stream_rows
 from judgments.signals import grades_changed
 from scoring import cells, receivers, services
 
@@ -317,12 +317,12 @@ class Command(BaseCommand):
         )
         table = f"bench_entries_{self.pool.pk}"
         with connection.cursor() as cursor:
-            batches = cells._query_batches(cursor, run_ids, None)
+            batches = cells.query_batches(cursor, run_ids, None)
             started = time.perf_counter()
             entries = 0
             for batch in batches:
                 if batch.rankings:
-                    _, _, docs = cells._read_rankings(cursor, run_ids, batch, None)
+                    _, _, docs = cells.read_rankings(cursor, run_ids, batch, None)
                     entries += int((docs >= 0).sum())
                     del docs
             arrays = time.perf_counter() - started
@@ -347,8 +347,8 @@ class Command(BaseCommand):
 
                 started = time.perf_counter()
                 rows = 0
-                dtype = pgcopy.row_dtype(("run", ">i8"), ("query", ">i8"), ("rank", ">i4"), ("doc", ">i8"))
-                for block in pgcopy.stream_rows(
+                dtype = row_dtype(("run", ">i8"), ("query", ">i8"), ("rank", ">i4"), ("doc", ">i8"))
+                for block in stream_rows(
                     cursor, f"SELECT run_id, query_id, rank, doc_id FROM {table}", None, dtype
                 ):
                     rows += len(block)
@@ -360,7 +360,7 @@ class Command(BaseCommand):
                     if not batch.rankings:
                         continue
                     where, params = batch.where(run_ids)
-                    pgcopy.read_columns(
+                    read_columns(
                         cursor,
                         "SELECT array_agg(run_id), array_agg(query_id),"
                         " array_agg(docs || array_fill(-1::bigint, ARRAY[%s - cardinality(docs)])) FROM"

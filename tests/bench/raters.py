@@ -1,7 +1,7 @@
 """Raters grading through a running server over HTTP, as the grading page's script does: log in, ask for the
 next pair (the `X-Rating-Fragment` answer), think, post a grade, get the next pair in the same answer.
 
-Used by the `make run` load test (tests/judgments/test_run_local_load.py) and by bench_grading. No Django
+Used by the `make run` load test (tests/judgments/rating/test_make_run_load.py) and by bench_grading. No Django
 here: the caller checks what the database holds against what the server acknowledged.
 """
 

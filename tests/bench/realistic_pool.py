@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from judgments import pgcopy
 from judgments.exchange.imports import fastrun
 from judgments.models import Pool, Run, SearchConfiguration, Team
+from judgments.pgcopy.rows import empty_rows, read_columns, write_rows
 
 QUERIES, CANDIDATES, JUDGED, DEPTH, CONFIGURATIONS = 5000, 300, 200, 100, 50
 GRADE_WEIGHTS = np.array([0.5, 0.25, 0.13, 0.08, 0.04])
@@ -72,13 +73,13 @@ def build(name: str, say, seed: int = 20261125) -> Realistic:
             " ORDER BY i",
             [pool.pk, CANDIDATES, CANDIDATES, QUERIES * CANDIDATES - 1],
         )
-        (query_keys,) = pgcopy.read_columns(
+        (query_keys,) = read_columns(
             cursor,
             "SELECT array_agg(id ORDER BY substr(external_id, 2)::int) FROM judgments_query WHERE pool_id = %s",
             [pool.pk],
             [">i8"],
         )
-        (doc_keys,) = pgcopy.read_columns(
+        (doc_keys,) = read_columns(
             cursor,
             "SELECT array_agg(id ORDER BY split_part(substr(external_id, 2), '_', 1)::int,"
             " split_part(external_id, '_', 2)::int) FROM judgments_document WHERE pool_id = %s",
@@ -91,12 +92,12 @@ def build(name: str, say, seed: int = 20261125) -> Realistic:
             "CREATE TEMP TABLE bench_grades (query_id bigint, document_id bigint, grade smallint,"
             " second smallint) ON COMMIT DROP"
         )
-        rows = pgcopy.empty_rows((("q", ">i8"), ("d", ">i8"), ("g", ">i2"), ("s", ">i2")), QUERIES * JUDGED)
+        rows = empty_rows((("q", ">i8"), ("d", ">i8"), ("g", ">i2"), ("s", ">i2")), QUERIES * JUDGED)
         rows["q"] = np.repeat(query_keys, JUDGED)
         rows["d"] = doc_keys[:, :JUDGED].ravel()
         rows["g"] = grades.ravel()
         rows["s"] = np.where(second, other, -1).ravel()
-        pgcopy.write_rows(cursor, "bench_grades", ["query_id", "document_id", "grade", "second"], rows)
+        write_rows(cursor, "bench_grades", ["query_id", "document_id", "grade", "second"], rows)
         cursor.execute(
             "INSERT INTO judgments_pair (pool_id, query_id, document_id, priority)"
             " SELECT %s, query_id, document_id, 0 FROM bench_grades ORDER BY query_id, document_id",
@@ -149,13 +150,13 @@ def load(name: str) -> Realistic | None:
     if pool is None:
         return None
     with connection.cursor() as cursor:
-        (query_keys,) = pgcopy.read_columns(
+        (query_keys,) = read_columns(
             cursor,
             "SELECT array_agg(id ORDER BY substr(external_id, 2)::int) FROM judgments_query WHERE pool_id = %s",
             [pool.pk],
             [">i8"],
         )
-        doc_keys, gains = pgcopy.read_columns(
+        doc_keys, gains = read_columns(
             cursor,
             "SELECT array_agg(d.id ORDER BY split_part(substr(d.external_id, 2), '_', 1)::int,"
             " split_part(d.external_id, '_', 2)::int), array_agg(COALESCE(j.grade, 0)::int2"
@@ -211,7 +212,7 @@ def remember_grades(realistic: Realistic) -> None:
     pool = realistic.pool
     with transaction.atomic(), connection.cursor() as cursor:
         mark = grades.history_mark(cursor)
-        combined = grades._read_grades(cursor, pool.pk, pool.combine_rule, None, pool.grade_source)
+        combined = grades.read_grades(cursor, pool.pk, pool.combine_rule, None, pool.grade_source)
         grades.remember_grades(cursor, pool.pk, pool.combine_rule, pool.grade_source, combined, mark=mark)
 
 

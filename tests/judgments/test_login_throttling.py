@@ -1,5 +1,7 @@
-"""Login throttling (django-axes) on the login page and /api/token/: too many failures for an account or
-from an address lock both paths for the cool-off, even with the right password, and the page says why."""
+"""Login throttling (django-axes, judgments/login.py) on the login page and /api/token/: too many
+failures for an account from an address lock both paths for the cool-off, even with the right password,
+and the page says why. Nobody can bypass it by logging in as themselves, and nobody can lock an account's
+owner out of the addresses they log in from."""
 
 from datetime import timedelta
 
@@ -19,6 +21,7 @@ LIMIT = 3
 @pytest.fixture(autouse=True)
 def small_limit(settings):
     settings.AXES_FAILURE_LIMIT = LIMIT
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 2 * LIMIT
     settings.AXES_COOLOFF_TIME = timedelta(minutes=15)
 
 
@@ -45,7 +48,7 @@ def test_the_login_page_locks_an_account_and_says_why(client, rater):
     page = page_login(client, rater.username, PASSWORD)  # the right password, too late
     assert page.status_code == 429
     text = page.content.decode()
-    assert "Too many failed logins for this account or from your address" in text
+    assert "Too many failed logins for this account: logins from your address are refused" in text
     assert "refused for 15 minutes" in text and 'name="password"' in text
     assert page["Retry-After"] == str(15 * 60)
     assert not logged_in(client)
@@ -67,21 +70,67 @@ def test_failures_on_the_api_lock_the_page_too(client, rater):
     assert page_login(client, rater.username, PASSWORD).status_code == 429
 
 
-def test_one_address_trying_many_accounts_is_locked_out(client, rater, other_rater, engineer):
-    for i in range(LIMIT):
+def test_one_address_trying_many_accounts_is_refused_for_accounts_new_to_it(client, rater, engineer):
+    assert page_login(client, rater.username, PASSWORD, address="10.0.0.9").status_code == 302  # known there
+    client.logout()
+    for i in range(2 * LIMIT):  # a password tried on many accounts, each below the account limit
         page_login(client, f"nobody{i}", "guess", address="10.0.0.9")
     assert page_login(client, engineer.username, PASSWORD, address="10.0.0.9").status_code == 429
     assert not logged_in(client)
-    # The accounts themselves are not locked: from another address the same login works.
+    # Who has logged in from that address before (an office behind one address) still gets in ...
+    assert page_login(client, rater.username, PASSWORD, address="10.0.0.9").status_code == 302
+    client.logout()
+    # ... and the accounts themselves are not locked: from another address the same login works.
     assert page_login(client, engineer.username, PASSWORD, address="10.0.0.10").status_code == 302
     assert logged_in(client)
 
 
-def test_one_account_tried_from_many_addresses_is_locked_out(client, rater):
+def test_one_account_tried_from_many_addresses_is_refused_from_new_addresses(client, rater):
     for i in range(LIMIT):
         token_login(rater.username, "wrong", address=f"10.1.0.{i}")
     assert page_login(client, rater.username, PASSWORD, address="10.2.0.1").status_code == 429
     assert token_login(rater.username, PASSWORD, address="10.2.0.2").status_code == 429
+
+
+def test_logging_in_as_oneself_does_not_wipe_the_failures_against_another_account(
+    client, settings, rater, django_user_model
+):
+    """The bypass: guesses at an admin, each batch followed by a successful login as oneself from the same
+    address. Only the first `limit` guesses are ever tried; the admin's right password is refused there."""
+    settings.AXES_FAILURE_LIMIT = limit = 10
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 50  # the defaults
+    admin = django_user_model.objects.create_superuser("admin-under-attack", password=PASSWORD)
+    checked = 0
+    for guess in range(45):
+        if page_login(client, admin.username, f"guess{guess}", address="10.0.0.66").status_code != 429:
+            checked += 1
+        if guess % (limit - 1) == limit - 2:
+            assert page_login(client, rater.username, PASSWORD, address="10.0.0.66").status_code == 302
+            client.logout()
+    assert checked == limit - 1  # the limit-th failure is answered with the lockout page already
+    assert page_login(client, admin.username, PASSWORD, address="10.0.0.66").status_code == 429
+    assert AccessAttempt.objects.filter(username=admin.username, ip_address="10.0.0.66").exists()
+    assert not AccessAttempt.objects.filter(username=rater.username).exists()
+
+
+def test_an_attacker_cannot_lock_the_owner_out_of_their_known_address(client, settings, django_user_model):
+    settings.AXES_FAILURE_LIMIT, settings.LOGIN_ADDRESS_FAILURE_LIMIT = 10, 50  # the defaults
+    django_user_model.objects.create_superuser("admin", password=PASSWORD)
+    assert page_login(client, "admin", PASSWORD, address="192.0.2.10").status_code == 302  # the owner's desk
+    client.logout()
+    attacker = APIClient()
+    for guess in range(45):  # from a few addresses, through both paths
+        address = f"198.51.100.{guess % 3}"
+        attacker.post("/accounts/login/", {"username": "admin", "password": f"g{guess}"}, REMOTE_ADDR=address)
+        token_login("admin", f"g{guess}", address=address)
+    assert token_login("admin", PASSWORD, address="198.51.100.1").status_code == 429  # the attacker's
+    assert page_login(client, "admin", PASSWORD, address="203.0.113.5").status_code == 429  # any new one
+    # The owner, from the address they log in from, with the right password: in, and the token too.
+    assert page_login(client, "admin", PASSWORD, address="192.0.2.10").status_code == 302
+    assert logged_in(client)
+    assert token_login("admin", PASSWORD, address="192.0.2.10").status_code == 200
+    # Their success reset their own (account, address) failures only: the attacker's still count.
+    assert AccessAttempt.objects.filter(username="admin", ip_address="198.51.100.1").exists()
 
 
 def test_the_lockout_ends_after_the_cool_off_and_a_success_resets_the_count(client, rater):

@@ -5,6 +5,16 @@ import pytest
 from django.db import connection
 
 from judgments import pgcopy
+from judgments.pgcopy.rows import (
+    array_rows,
+    empty_rows,
+    read_array_rows,
+    read_columns,
+    read_rows,
+    row_dtype,
+    stream_rows,
+    write_rows,
+)
 
 COLUMNS = (("a", ">i8"), ("b", ">f8"), ("c", ">i2"))
 
@@ -17,7 +27,7 @@ def cursor(db):
 
 
 def _rows(n):
-    rows = pgcopy.empty_rows(COLUMNS, n)
+    rows = empty_rows(COLUMNS, n)
     rows["a"] = np.arange(n) * 3 - 5
     rows["b"] = np.linspace(-1.5, 2.5, n)
     rows["c"] = np.arange(n) % 7
@@ -26,14 +36,12 @@ def _rows(n):
 
 def test_written_rows_read_back_as_sql_sees_them(cursor):
     rows = _rows(1000)
-    pgcopy.write_rows(cursor, "copy_test", ["a", "b", "c"], rows)
+    write_rows(cursor, "copy_test", ["a", "b", "c"], rows)
     cursor.execute("SELECT count(*), sum(a), sum(c), min(b), max(b) FROM copy_test")
     assert cursor.fetchone() == (1000, int(rows["a"].sum()), int(rows["c"].sum()), -1.5, 2.5)
-    back = pgcopy.read_rows(
-        cursor, "SELECT a, b, c FROM copy_test ORDER BY a", None, pgcopy.row_dtype(*COLUMNS)
-    )
+    back = read_rows(cursor, "SELECT a, b, c FROM copy_test ORDER BY a", None, row_dtype(*COLUMNS))
     assert back.tobytes() == rows.tobytes()
-    a, c = pgcopy.read_columns(
+    a, c = read_columns(
         cursor, "SELECT array_agg(a ORDER BY a), array_agg(c ORDER BY a) FROM copy_test", None, [">i8", ">i2"]
     )
     assert a.tolist() == rows["a"].tolist() and c.tolist() == rows["c"].tolist()
@@ -51,41 +59,33 @@ def test_copy_in_writes_blocks_between_header_and_trailer(cursor):
 @pytest.mark.parametrize("block_bytes", [1, 100, 1 << 20])
 def test_stream_rows_yields_every_row_once_in_blocks(cursor, block_bytes):
     rows = _rows(500)
-    pgcopy.write_rows(cursor, "copy_test", ["a", "b", "c"], rows)
-    dtype = pgcopy.row_dtype(*COLUMNS)
-    blocks = list(
-        pgcopy.stream_rows(cursor, "SELECT a, b, c FROM copy_test ORDER BY a", None, dtype, block_bytes)
-    )
+    write_rows(cursor, "copy_test", ["a", "b", "c"], rows)
+    dtype = row_dtype(*COLUMNS)
+    blocks = list(stream_rows(cursor, "SELECT a, b, c FROM copy_test ORDER BY a", None, dtype, block_bytes))
     assert b"".join(block.tobytes() for block in blocks) == rows.tobytes()
     assert (len(blocks) > 1) == (block_bytes < rows.nbytes)
-    empty = list(pgcopy.stream_rows(cursor, "SELECT a, b, c FROM copy_test WHERE false", None, dtype))
+    empty = list(stream_rows(cursor, "SELECT a, b, c FROM copy_test WHERE false", None, dtype))
     assert [len(block) for block in empty] == [0]
 
 
 def test_empty_aggregate_reads_as_empty_columns(cursor):
-    (a,) = pgcopy.read_columns(cursor, "SELECT array_agg(a) FROM copy_test", None, [">i8"])
+    (a,) = read_columns(cursor, "SELECT array_agg(a) FROM copy_test", None, [">i8"])
     assert a.shape == (0,) and a.dtype == np.int64
 
 
 def test_streams_other_than_asked_for_raise_copy_error(cursor):
-    pgcopy.write_rows(cursor, "copy_test", ["a", "b", "c"], _rows(16))
+    write_rows(cursor, "copy_test", ["a", "b", "c"], _rows(16))
     # A NULL c makes a row 30 bytes: 16 of them are 15 rows of 32 bytes, which do not line up.
     with pytest.raises(pgcopy.CopyError, match="NULL or unexpected size in column"):
-        pgcopy.read_rows(cursor, "SELECT a, b, NULL::int2 FROM copy_test", None, pgcopy.row_dtype(*COLUMNS))
+        read_rows(cursor, "SELECT a, b, NULL::int2 FROM copy_test", None, row_dtype(*COLUMNS))
     with pytest.raises(pgcopy.CopyError, match="not 38 bytes each"):
-        pgcopy.read_rows(
-            cursor, "SELECT a, b FROM copy_test", None, pgcopy.row_dtype(*COLUMNS[:2], ("c", ">i8"))
-        )
+        read_rows(cursor, "SELECT a, b FROM copy_test", None, row_dtype(*COLUMNS[:2], ("c", ">i8")))
     with pytest.raises(pgcopy.CopyError, match="expected one row of 2 columns"):
-        pgcopy.read_columns(cursor, "SELECT array_agg(a) FROM copy_test", None, [">i8", ">i8"])
+        read_columns(cursor, "SELECT array_agg(a) FROM copy_test", None, [">i8", ">i8"])
     with pytest.raises(pgcopy.CopyError, match="NULL or unexpected value size"):
-        pgcopy.read_columns(cursor, "SELECT array_agg(c) FROM copy_test", None, [">i8"])
+        read_columns(cursor, "SELECT array_agg(c) FROM copy_test", None, [">i8"])
     with pytest.raises(pgcopy.CopyError, match="unexpected end"):
-        list(
-            pgcopy.stream_rows(
-                cursor, "SELECT a FROM copy_test WHERE a < 4", None, pgcopy.row_dtype(*COLUMNS)
-            )
-        )
+        list(stream_rows(cursor, "SELECT a FROM copy_test WHERE a < 4", None, row_dtype(*COLUMNS)))
 
 
 def test_timestamp_counts_microseconds_from_2000():
@@ -109,7 +109,7 @@ def test_array_rows_are_postgresqls_own_bytes_and_read_back(array_table):
     starts = np.array([0, 3, 3, 4])  # the third row's arrays are empty
     docs = np.array([7, 8, 9, 10, 11, 12])
     grades = np.array([0.5, -1.0, 4.0, 2.25, 3.0, 1.0])
-    rows = pgcopy.array_rows(
+    rows = array_rows(
         [(np.full(4, 5), ">i8"), (np.array([40, 41, 42, 43]), ">i8")],
         [(docs, ">i8"), (grades, ">f8")],
         starts,
@@ -125,7 +125,7 @@ def test_array_rows_are_postgresqls_own_bytes_and_read_back(array_table):
     ]
     # PostgreSQL sends back exactly the bytes written: the framing is the server's own.
     assert _copy_out(cursor, "SELECT * FROM array_test") == pgcopy.HEADER + rows + pgcopy.TRAILER
-    (p, q), [(back_docs, doc_counts), (back_grades, grade_counts)] = pgcopy.read_array_rows(
+    (p, q), [(back_docs, doc_counts), (back_grades, grade_counts)] = read_array_rows(
         cursor, "SELECT p, q, docs, grades FROM array_test", None, [">i8", ">i8"], [">i8", ">f8"]
     )
     assert p.tolist() == [5] * 4 and q.tolist() == [40, 41, 42, 43]
@@ -135,7 +135,7 @@ def test_array_rows_are_postgresqls_own_bytes_and_read_back(array_table):
 
 
 def _old_cache_rows(pool_id, query, docs, grades) -> bytes:
-    """How scoring.grades packed a row of its grade cache by hand before pgcopy.array_rows."""
+    """How scoring.grades packed a row of its grade cache by hand before array_rows."""
     import struct
 
     n = len(docs)
@@ -156,7 +156,7 @@ def _old_cache_rows(pool_id, query, docs, grades) -> bytes:
 
 def test_array_rows_write_the_grade_caches_bytes_as_before():
     docs, grades = np.array([3, 1, 2]), np.array([1.5, -1.0, 4.0])
-    rows = pgcopy.array_rows(
+    rows = array_rows(
         [(np.full(2, 9), ">i8"), (np.array([4, 6]), ">i8")], [(docs, ">i8"), (grades, ">f8")], [0, 2]
     )
     assert rows == _old_cache_rows(9, 4, docs[:2], grades[:2]) + _old_cache_rows(9, 6, docs[2:], grades[2:])
@@ -167,19 +167,18 @@ def test_array_rows_other_than_asked_for_raise_copy_error(array_table):
     cursor.execute("INSERT INTO array_test VALUES (1, 2, '{1,2}', '{0.5,1}'), (1, 3, '{4}', '{2}')")
     sql = "SELECT q, docs, grades FROM array_test"
     with pytest.raises(pgcopy.CopyError, match="column 2 \\(an array\\)"):  # float8[] read as int8[]
-        pgcopy.read_array_rows(cursor, sql, None, [">i8"], [">i8", ">i8"])
+        read_array_rows(cursor, sql, None, [">i8"], [">i8", ">i8"])
     with pytest.raises(pgcopy.CopyError, match="rows do not have 2 columns"):
-        pgcopy.read_array_rows(cursor, sql, None, [">i8"], [">i8"])
+        read_array_rows(cursor, sql, None, [">i8"], [">i8"])
     with pytest.raises(pgcopy.CopyError, match="NULL or unexpected value"):
-        pgcopy.read_array_rows(
-            cursor, "SELECT q, ARRAY[1, NULL]::int8[] FROM array_test", None, [">i8"], [">i8"]
-        )
+        read_array_rows(cursor, "SELECT q, ARRAY[1, NULL]::int8[] FROM array_test", None, [">i8"], [">i8"])
     with pytest.raises(pgcopy.CopyError, match="NULL or unexpected size in column 0"):
-        pgcopy.read_array_rows(cursor, "SELECT NULL::int8, docs FROM array_test", None, [">i8"], [">i8"])
-    columns, [(values, counts)] = pgcopy.read_array_rows(
+        read_array_rows(cursor, "SELECT NULL::int8, docs FROM array_test", None, [">i8"], [">i8"])
+    columns, [(values, counts)] = read_array_rows(
         cursor, "SELECT q, docs FROM array_test WHERE false", None, [">i8"], [">i8"]
     )
     assert columns[0].shape == values.shape == counts.shape == (0,)
+    assert counts.dtype == np.int64  # counts index and repeat: np.repeat refuses float counts
 
 
 def test_column_values_checks_header_rows_and_trailer(cursor):

@@ -121,3 +121,19 @@ def test_a_judgment_changed_without_the_signal_is_seen_by_the_next_run(graded, t
     run = _new_run(graded, team, "after")
     services.rescore_run(run)  # reads the judgments, and keeps them again
     _assert_same(_read(graded), grades.pool_grades(graded))
+
+
+def test_runs_of_a_pool_with_no_grades_score_cleanly(pool, team):
+    """A new campaign: the first run stores an empty cache, and the second run reads it back (an empty
+    COPY stream once gave float element counts, and np.repeat raised TypeError)."""
+    first = _new_run(pool, team, "first")
+    services.rescore_run(first)
+    assert PoolGrades.objects.filter(pool=pool).exists()
+    assert not QueryGrades.objects.filter(pool=pool).exists()
+    cached = _read(pool)
+    assert cached is not None and len(cached) == 0
+    assert cached.query.dtype == np.int64
+    second = _new_run(pool, team, "second")
+    services.rescore_run(second)  # from the empty cache
+    assert _scores(second) == _scores(first)
+    assert {score[1] for score in _scores(second)} <= {0.0, None}

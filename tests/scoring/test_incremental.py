@@ -238,14 +238,14 @@ def test_rescoring_one_run_reads_only_graded_rankings_when_most_queries_are_not(
         configuration, {"q1": ["d1", "d3"], "q6": ["d2"], **extra}, source="api"
     )
     read = []
-    original = scoring.services._read_rankings
+    original = scoring.services.read_rankings
 
     def spy(*args, **kwargs):
         runs, queries, docs = original(*args, **kwargs)
         read.extend(queries.tolist())
         return runs, queries, docs
 
-    monkeypatch.setattr(scoring.services, "_read_rankings", spy)
+    monkeypatch.setattr(scoring.services, "read_rankings", spy)
     scoring.services.rescore_run(run)
     graded = set(
         Query.objects.filter(pool=busy_pool, pairs__judgments__isnull=False).values_list("pk", flat=True)
@@ -255,7 +255,7 @@ def test_rescoring_one_run_reads_only_graded_rankings_when_most_queries_are_not(
     else:  # 5 graded of 8
         assert set(read) - graded  # q6 and the u queries were read too
     incremental = values(snapshot(busy_pool))
-    monkeypatch.setattr(scoring.services, "_read_rankings", original)
+    monkeypatch.setattr(scoring.services, "read_rankings", original)
     rescore_pool(busy_pool)
     assert {k: v for k, v in values(snapshot(busy_pool)).items() if k[0] == run.pk} == {
         k: v for k, v in incremental.items() if k[0] == run.pk
@@ -359,12 +359,12 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
     assert values(snapshot(pool)) == expected
 
     # a failure on the reading connection reaches the caller, nothing is written, no thread is left
-    original_read_stored, original_sync = scoring.services._read_stored, scoring.services._sync_rows
+    original_read_stored, original_sync = scoring.services.read_stored, scoring.services.sync_rows
 
     def broken(*args, **kwargs):
         raise RuntimeError("lost the reading connection")
 
-    monkeypatch.setattr(scoring.services, "_read_stored", broken)
+    monkeypatch.setattr(scoring.services, "read_stored", broken)
     CellScore.objects.filter(run__configuration__pool=pool).update(mrr=-1)
     with pytest.raises(RuntimeError, match="lost the reading connection"):
         rescore_pool(pool)
@@ -375,7 +375,7 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
 
     # a failure on the writing side (the thread that writes behind) reaches the caller too, and the
     # transaction is rolled back: the rows written for earlier batches are gone again
-    monkeypatch.setattr(scoring.services, "_read_stored", original_read_stored)
+    monkeypatch.setattr(scoring.services, "read_stored", original_read_stored)
     writes = []
 
     def failing_sync(cursor, rows, stored):
@@ -384,7 +384,7 @@ def test_read_ahead_on_a_second_connection_gives_the_same_rows(pool, team, confi
             raise RuntimeError("disk full")
         return original_sync(cursor, rows, stored)
 
-    monkeypatch.setattr(scoring.services, "_sync_rows", failing_sync)
+    monkeypatch.setattr(scoring.services, "sync_rows", failing_sync)
     with pytest.raises(RuntimeError, match="disk full"):
         rescore_pool(pool)
     assert len(writes) >= 2

@@ -566,9 +566,9 @@ def test_matches_reference_on_random_arrays(lookup):
 def test_the_direct_table_is_used_for_compact_keys_and_handles_shared_documents():
     rng = np.random.default_rng(8)
     problem = random_problem(rng, n=200, nq=10, ndoc=60, depth=30)
-    qrels = metrics._Qrels(*problem[2:])
+    qrels = metrics.PreparedQrels(*problem[2:])
     assert qrels.direct is not None and qrels.direct_shared  # 10 queries judge from the same 60 docs
-    spread = metrics._Qrels(problem[2], problem[3] * 10**9, problem[4])
+    spread = metrics.PreparedQrels(problem[2], problem[3] * 10**9, problem[4])
     assert spread.direct is None  # keys spread too far apart: binary search
 
 

@@ -56,8 +56,8 @@ def _combined_expression(pool: Pool) -> tuple[str, str]:
 
 # Run combined_grades_sql with these (stream.copy_blocks' and named_rows' `setup`): no nested loops. The
 # planner cannot tell how many pairs pass HAVING, guessed a few thousand, and probed the document table's
-# key once per pair; with hash joins a million combined grades took 3.7 s instead of 6.0 s on the
-# realistic pool (psql's COPY of the raw judgments: 2.7-3.1 s, same run).
+# key once per pair; hash joins take well under that nested loop's time on a realistic pool
+# (bench_export; figures in docs/performance.md).
 COMBINED_SETUP = ("SET LOCAL enable_nestloop = off",)
 
 

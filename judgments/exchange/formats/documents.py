@@ -7,8 +7,8 @@ from typing import Any
 
 from judgments import limits
 
-from .problems import _BAD_ID_CHAR, MAX_URL_LENGTH, Stream, _char_desc, _gc_paused, _Reader, _show
-from .read import _dumps, _iter_json_objects, _json_id, _json_text
+from .problems import BAD_ID_CHAR, MAX_URL_LENGTH, Reader, Stream, char_desc, excerpt, gc_paused
+from .read import iter_json_objects, json_id, json_line, json_text
 from .records import DocumentRecord
 
 # --------------------------------------------------------------------------------------------------
@@ -24,10 +24,10 @@ def _url_problem(url: str) -> str | None:
     if len(url) > MAX_URL_LENGTH:
         return f"url is {len(url)} characters long (at most {MAX_URL_LENGTH})"
     if not url.lower().startswith(_URL_SCHEMES):
-        return f"url {_show(url)} must start with http://, https://, ftp:// or ftps://"
-    m = _BAD_ID_CHAR.search(url)
+        return f"url {excerpt(url)} must start with http://, https://, ftp:// or ftps://"
+    m = BAD_ID_CHAR.search(url)
     if m:
-        return f"url {_show(url)} contains whitespace or a control character ({_char_desc(url, m)})"
+        return f"url {excerpt(url)} contains whitespace or a control character ({char_desc(url, m)})"
     return None
 
 
@@ -35,12 +35,12 @@ def _document_from_obj(
     obj: Mapping[str, Any], lineno: int
 ) -> tuple[DocumentRecord | None, list[tuple[str, str]]]:
     errors: list[tuple[str, str]] = []
-    doc_id, msg = _json_id(obj, "id")
+    doc_id, msg = json_id(obj, "id")
     if msg:
         errors.append(("id", msg))
     values = {}
     for key, limit in (("title", limits.DOCUMENT_TITLE), ("body", limits.DOCUMENT_BODY), ("url", None)):
-        values[key], msg = _json_text(obj, key, limit=limit)
+        values[key], msg = json_text(obj, key, limit=limit)
         if msg:
             errors.append((key, msg))
     if not errors:
@@ -53,12 +53,12 @@ def _document_from_obj(
     return DocumentRecord(lineno, doc_id, values["title"], values["body"], values["url"], extra), []  # type: ignore[arg-type]
 
 
-@_gc_paused
+@gc_paused
 def parse_documents_jsonl(stream: Stream, name: str = "<file>") -> list[DocumentRecord]:
     """Documents as JSON lines ``{"id", "title"?, "body"?, "url"?, ...}``; other keys go to ``extra``.
     title/body/url must be strings if present (null counts as absent). Duplicate ids are a problem."""
-    reader = _Reader(name)
-    for lineno, obj in _iter_json_objects(stream, reader):
+    reader = Reader(name)
+    for lineno, obj in iter_json_objects(stream, reader):
         record, errors = _document_from_obj(obj, lineno)
         for key, msg in errors:
             reader.add(lineno, key, msg)
@@ -80,4 +80,4 @@ def write_documents_jsonl(records: Iterable[DocumentRecord]) -> Iterator[str]:
         _, errors = _document_from_obj(obj, 0)
         if errors:
             raise ValueError(f"document {record.doc_id!r}: {errors[0][1]}")
-        yield _dumps(obj)
+        yield json_line(obj)

@@ -10,23 +10,23 @@ from typing import Any
 from judgments import limits
 
 from .problems import (
-    _GRADE_STRINGS,
     CANT_JUDGE,
     DISTRACTOR,
+    GRADE_STRINGS,
     GRADES,
     JUDGMENT_GRADES,
     JUDGMENT_GRADES_TEXT,
     MAX_CSV_QUERY_LENGTH,
     RaterCell,
+    Reader,
     Stream,
-    _gc_paused,
-    _id_problem,
-    _json_type,
-    _Reader,
-    _require_id,
-    _show,
+    excerpt,
+    gc_paused,
+    id_problem,
+    json_type,
+    require_id,
 )
-from .read import _dumps, _iter_csv_rows, _iter_json_objects, _json_id, _json_text
+from .read import iter_csv_rows, iter_json_objects, json_id, json_line, json_text
 from .records import JudgmentCsvRecord, JudgmentJsonRecord, RaterCsvFile, RaterCsvRecord
 from .spreadsheet import csv_line, restore
 
@@ -36,20 +36,20 @@ from .spreadsheet import csv_line, restore
 
 def _grade_cell(cell: str) -> int | None:
     """A Quepid rating 0-4 (Quepid's scales start at 0: no distractor grade)."""
-    grade = _GRADE_STRINGS.get(cell.strip())
+    grade = GRADE_STRINGS.get(cell.strip())
     return None if grade == DISTRACTOR else grade
 
 
-@_gc_paused
+@gc_paused
 def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCsvRecord]:
     """Quepid-style CSV with a header naming the columns ``query``, ``docid`` (or ``doc_id``) and
     ``rating`` (any order, any case; other columns ignored). Ratings are integers 0-4 (empty is a
     problem). ``query`` is returned stripped; it may be a query id or a query text. Cells the writer
     guarded against formulas with an apostrophe are read back exactly (see spreadsheet)."""
-    reader = _Reader(name)
+    reader = Reader(name)
     columns: dict[str, int] | None = None
     width = 0
-    for lineno, row in _iter_csv_rows(stream, reader):
+    for lineno, row in iter_csv_rows(stream, reader):
         if columns is None:
             names = [c.strip().lower() for c in row]
             aliases = {"query": ("query",), "docid": ("docid", "doc_id"), "rating": ("rating",)}
@@ -62,7 +62,7 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
                 reader.add(
                     lineno,
                     "header",
-                    f"header must name the columns query,docid,rating; got {_show(','.join(row), 120)}",
+                    f"header must name the columns query,docid,rating; got {excerpt(','.join(row), 120)}",
                 )
                 break  # rows cannot be read without knowing the columns
             columns = found
@@ -85,13 +85,13 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
                 limits.too_long("query", query, MAX_CSV_QUERY_LENGTH) or "query contains a NUL character",
             )
             ok = False
-        msg = _id_problem(docid)
+        msg = id_problem(docid)
         if msg:
             reader.add(lineno, "docid", f"doc id {msg}")
             ok = False
         grade = _grade_cell(rating)
         if grade is None:
-            what = "empty" if not rating.strip() else _show(rating)
+            what = "empty" if not rating.strip() else excerpt(rating)
             hint = " (Quepid's CSV has no distractor grade: use the per-rater CSV or JSON lines)"
             reader.add(
                 lineno,
@@ -100,7 +100,7 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
             )
             ok = False
         if ok and not reader.twice(
-            (query, docid), lineno, "docid", f"query {_show(query)} doc {docid} is rated twice"
+            (query, docid), lineno, "docid", f"query {excerpt(query)} doc {docid} is rated twice"
         ):
             reader.keep(JudgmentCsvRecord(lineno, query, docid, grade))  # type: ignore[arg-type]
     return reader.finish("header and no judgments", "file is empty (no judgments after the header)")
@@ -118,7 +118,7 @@ def write_judgments_csv(rows: Iterable[JudgmentCsvRecord | tuple[str, str, int]]
             raise ValueError(f"query must be a non-blank string without surrounding spaces, got {query!r}")
         if len(query) > MAX_CSV_QUERY_LENGTH:
             raise ValueError(f"query is longer than {MAX_CSV_QUERY_LENGTH} characters")
-        _require_id(docid, "doc id")
+        require_id(docid, "doc id")
         if isinstance(grade, bool) or grade not in GRADES:
             raise ValueError(
                 f"rating must be an integer 0-4, got {grade!r} (Quepid's CSV has no distractor grade)"
@@ -140,26 +140,26 @@ def _rater_cell(value: Any) -> str:
     return str(value)
 
 
-@_gc_paused
+@gc_paused
 def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
     """Per-rater CSV: header ``query_id,doc_id,<rater>...``; each cell a grade 0-4, empty (no grade)
     or ``X`` (can't judge; ``x`` accepted). Every row's ``grades`` has every rater of the header."""
-    reader = _Reader(name)
+    reader = Reader(name)
     raters: list[str] | None = None
-    for lineno, row in _iter_csv_rows(stream, reader):
+    for lineno, row in iter_csv_rows(stream, reader):
         if raters is None:
             cells = [restore(c.strip()) for c in row]
             if len(cells) < 2 or cells[0].lower() != "query_id" or cells[1].lower() != "doc_id":
                 reader.add(
                     lineno,
                     "header",
-                    f"header must start with query_id,doc_id; got {_show(','.join(row), 120)}",
+                    f"header must start with query_id,doc_id; got {excerpt(','.join(row), 120)}",
                 )
                 break
             raters = cells[2:]
             bad = False
             for i, rater in enumerate(raters):
-                msg = _id_problem(rater)
+                msg = id_problem(rater)
                 if msg:
                     reader.add(lineno, "header", f"rater name in column {i + 3} {msg}")
                     bad = True
@@ -176,11 +176,11 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
             continue
         qid, docid = restore(row[0].strip()), restore(row[1].strip())
         ok = True
-        msg = _id_problem(qid, query=True)
+        msg = id_problem(qid, query=True)
         if msg:
             reader.add(lineno, "query_id", f"query id {msg}")
             ok = False
-        msg = _id_problem(docid)
+        msg = id_problem(docid)
         if msg:
             reader.add(lineno, "doc_id", f"doc id {msg}")
             ok = False
@@ -192,12 +192,12 @@ def parse_rater_csv(stream: Stream, name: str = "<file>") -> RaterCsvFile:
             elif cell.upper() == CANT_JUDGE:
                 grades[rater] = CANT_JUDGE
             else:
-                grade = _GRADE_STRINGS.get(cell)
+                grade = GRADE_STRINGS.get(cell)
                 if grade is None:
                     reader.add(
                         lineno,
                         rater,
-                        f"grade of {rater} must be {JUDGMENT_GRADES_TEXT}, empty or X, got {_show(cell)}",
+                        f"grade of {rater} must be {JUDGMENT_GRADES_TEXT}, empty or X, got {excerpt(cell)}",
                     )
                     ok = False
                 grades[rater] = grade
@@ -214,14 +214,14 @@ def write_rater_csv(
     from a row's mapping gets an empty cell; a rater not in ``raters`` is an error."""
     raters = list(raters)
     for i, rater in enumerate(raters):
-        _require_id(rater, "rater name")
+        require_id(rater, "rater name")
         if rater in raters[:i] or rater.lower() in ("query_id", "doc_id"):
             raise ValueError(f"rater {rater} appears twice in the header")
     known = set(raters)
     yield csv_line(["query_id", "doc_id", *raters])
     for qid, docid, grades in rows:
-        _require_id(qid, "query id", query=True)
-        _require_id(docid, "doc id")
+        require_id(qid, "query id", query=True)
+        require_id(docid, "doc id")
         unknown = [r for r in grades if r not in known]
         if unknown:
             raise ValueError(f"query {qid} doc {docid}: grades of raters not in the header: {unknown}")
@@ -250,13 +250,13 @@ def _timestamp(obj: Mapping[str, Any], key: str) -> tuple[datetime | None, str |
     if value is None:
         return None, None
     if not isinstance(value, str):
-        return None, f"{key} must be an ISO 8601 string, got {_json_type(value)}"
+        return None, f"{key} must be an ISO 8601 string, got {json_type(value)}"
     try:
         dt = datetime.fromisoformat(value)
     except ValueError:
-        return None, f"{key} {_show(value)} is not an ISO 8601 timestamp"
+        return None, f"{key} {excerpt(value)} is not an ISO 8601 timestamp"
     if dt.tzinfo is None or dt.utcoffset() is None:
-        return None, f"{key} {_show(value)} has no timezone (add Z or +00:00)"
+        return None, f"{key} {excerpt(value)} has no timezone (add Z or +00:00)"
     return dt, None
 
 
@@ -264,34 +264,34 @@ def _judgment_from_obj(
     obj: Mapping[str, Any], lineno: int
 ) -> tuple[JudgmentJsonRecord | None, list[tuple[str, str]]]:
     errors: list[tuple[str, str]] = []
-    qid, msg = _json_id(obj, "query_id", query=True)
+    qid, msg = json_id(obj, "query_id", query=True)
     if msg:
         errors.append(("query_id", msg))
-    docid, msg = _json_id(obj, "doc_id")
+    docid, msg = json_id(obj, "doc_id")
     if msg:
         errors.append(("doc_id", msg))
     rater = obj.get("rater")
     if rater is None:
         errors.append(("rater", "rater is missing"))
     else:
-        msg = _id_problem(rater)
+        msg = id_problem(rater)
         if msg:
             errors.append(("rater", f"rater {msg}"))
     cant_judge = obj.get("cant_judge", False)
     if cant_judge is None:
         cant_judge = False
     if not isinstance(cant_judge, bool):
-        errors.append(("cant_judge", f"cant_judge must be true or false, got {_json_type(cant_judge)}"))
+        errors.append(("cant_judge", f"cant_judge must be true or false, got {json_type(cant_judge)}"))
         cant_judge = None
     final = obj.get("final", False)
     if final is None:
         final = False
     if not isinstance(final, bool):
-        errors.append(("final", f"final must be true or false, got {_json_type(final)}"))
-    reason, msg = _json_text(obj, "reason", limit=limits.NOTE)
+        errors.append(("final", f"final must be true or false, got {json_type(final)}"))
+    reason, msg = json_text(obj, "reason", limit=limits.NOTE)
     if msg:
         errors.append(("reason", msg))
-    note, msg = _json_text(obj, "note", limit=limits.NOTE)
+    note, msg = json_text(obj, "note", limit=limits.NOTE)
     if msg:
         errors.append(("note", msg))
     if "grade" not in obj:
@@ -305,10 +305,10 @@ def _judgment_from_obj(
             shown = (
                 json.dumps(grade, ensure_ascii=False)
                 if isinstance(grade, (int, float, str, bool))
-                else _json_type(grade)
+                else json_type(grade)
             )
             errors.append(
-                ("grade", f"grade must be an integer {JUDGMENT_GRADES_TEXT}, or null, got {_show(shown)}")
+                ("grade", f"grade must be an integer {JUDGMENT_GRADES_TEXT}, or null, got {excerpt(shown)}")
             )
         elif cant_judge is not None:
             if cant_judge and grade is not None:
@@ -341,7 +341,7 @@ def _judgment_from_obj(
     return record, []
 
 
-@_gc_paused
+@gc_paused
 def parse_judgments_jsonl(stream: Stream, name: str = "<file>") -> list[JudgmentJsonRecord]:
     """One judgment per line: ``{"query_id", "doc_id", "rater", "grade" (0-4 or null),
     "cant_judge"?, "reason"?, "note"?, "created_at"?, "updated_at"?, "final"?}``.
@@ -350,8 +350,8 @@ def parse_judgments_jsonl(stream: Stream, name: str = "<file>") -> list[Judgment
     ISO 8601 with a timezone (null or absent: unknown). A (query_id, doc_id, rater) twice is a problem,
     and so is a second ``"final": true`` record (an adjudicated grade) for a pair; a final record does
     not clash with the same rater's own judgment. Unknown keys are ignored."""
-    reader = _Reader(name)
-    for lineno, obj in _iter_json_objects(stream, reader):
+    reader = Reader(name)
+    for lineno, obj in iter_json_objects(stream, reader):
         record, errors = _judgment_from_obj(obj, lineno)
         for key, msg in errors:
             reader.add(lineno, key, msg)
@@ -395,4 +395,4 @@ def write_judgments_jsonl(records: Iterable[JudgmentJsonRecord]) -> Iterator[str
             raise ValueError(
                 f"judgment {r.query_id!r}/{r.doc_id!r} by {r.rater!r}: {errors[0][0]}: {errors[0][1]}"
             )
-        yield _dumps(obj)
+        yield json_line(obj)

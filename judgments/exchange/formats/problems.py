@@ -1,4 +1,5 @@
-"""Problems and the field rules every format shares: Problem, FormatError, the parsers' skeleton (_Reader), id checks."""
+"""The field rules every format shares: the parsers' skeleton (Reader), id checks; Problem and FormatError
+are the core's (judgments.problems), shared with the API and the capture wing."""
 
 from __future__ import annotations
 
@@ -6,14 +7,13 @@ import functools
 import gc
 import math
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from judgments import limits
+from judgments.problems import MAX_PROBLEMS, FormatError, Problem
 from judgments.scale import DISTRACTOR, GRADES
 
-MAX_PROBLEMS = 50
 MAX_ID_LENGTH = limits.ID
 MAX_URL_LENGTH = limits.URL
 MAX_CSV_QUERY_LENGTH = limits.QUERY_TEXT  # every format's query text (judgments.limits)
@@ -32,33 +32,7 @@ RaterCell = int | Literal["X"] | None
 # Problems
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    line: int  # 1-based line number; 0 = the file as a whole
-    field: str  # "grade", "docid", "score", "line", "encoding", "file", a JSON key, a CSV column...
-    message: str
-
-    def format(self, name: str) -> str:
-        where = f"{name}:{self.line}" if self.line else name
-        return f"{where}: {self.field}: {self.message}"
-
-
-class FormatError(Exception):
-    """A file had problems; ``problems`` lists them (at most MAX_PROBLEMS + 1), ``name`` is the file."""
-
-    def __init__(self, name: str, problems: Sequence[Problem]):
-        self.name = name
-        self.problems = list(problems)
-        super().__init__(name, self.problems)
-
-    def __str__(self) -> str:
-        return "\n".join(p.format(self.name) for p in self.problems)
-
-    def __reduce__(self):
-        return (type(self), (self.name, self.problems))
-
-
-class _Reader:
+class Reader:
     """The skeleton every parser shares: one file being read, its problems, its records, the keys it has
     seen and its data lines. A parser reads its lines through one of the iterators of `read` (which
     count the data lines and record encoding and syntax problems here), records each field's problem
@@ -145,30 +119,30 @@ class _Reader:
 
 # Whitespace (str.isspace), control characters, zero-width space and a stray byte order mark
 # (U+FEFF, e.g. from concatenated files): never allowed in ids.
-_BAD_ID_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b\ufeff]")
+BAD_ID_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b\ufeff]")
 # In a whitespace-separated line (line ending removed): any whitespace but space and tab, any control
 # character, U+200B and U+FEFF. trec_eval splits on spaces and tabs only, Python's str.split() on more.
-_BAD_LINE_CHAR = re.compile(
+BAD_LINE_CHAR = re.compile(
     r"[\x00-\x08\x0a-\x1f\x7f-\xa0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]"
 )
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
-_GRADE_STRINGS = {str(g): g for g in JUDGMENT_GRADES}
+GRADE_STRINGS = {str(g): g for g in JUDGMENT_GRADES}
 
 
-def _char_desc(s: str, m: re.Match) -> str:
+def char_desc(s: str, m: re.Match) -> str:
     c = m.group()
     return f"U+{ord(c):04X} at position {m.start() + 1}"
 
 
-def _id_problem(value: Any, *, query: bool = False) -> str | None:
+def id_problem(value: Any, *, query: bool = False) -> str | None:
     """Why ``value`` is not a valid id, or None."""
     if not isinstance(value, str):
-        return f"must be a string, got {_json_type(value)}"
+        return f"must be a string, got {json_type(value)}"
     if not value:
         return "is empty"
     if len(value) > MAX_ID_LENGTH:
         return f"is {len(value)} characters long (at most {MAX_ID_LENGTH})"
-    m = _BAD_ID_CHAR.search(value)
+    m = BAD_ID_CHAR.search(value)
     if m:
         c = m.group()
         what = (
@@ -178,19 +152,19 @@ def _id_problem(value: Any, *, query: bool = False) -> str | None:
             if c in "\u200b\ufeff"
             else "a control character"
         )
-        return f"{_show(value)} contains {what} ({_char_desc(value, m)})"
+        return f"{excerpt(value)} contains {what} ({char_desc(value, m)})"
     if query and value.startswith("#"):
-        return f"{_show(value)} starts with '#' (it would be read as a comment line)"
+        return f"{excerpt(value)} starts with '#' (it would be read as a comment line)"
     return None
 
 
-def _show(value: str, limit: int = 60) -> str:
+def excerpt(value: str, limit: int = 60) -> str:
     if len(value) > limit:
         value = value[:limit] + "…"
     return repr(value)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -206,14 +180,14 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _parse_int(s: str) -> int | None:
+def parse_int(s: str) -> int | None:
     """Strict integer: optional sign and ASCII digits only (no '1_0', no '١', no spaces)."""
     if len(s) > 50 or not _INT_RE.match(s):
         return None
     return int(s)
 
 
-def _format_number(value: Any) -> str:
+def format_number(value: Any) -> str:
     """An integer as an integer, anything else with the shortest round-tripping float text (2.5)."""
     if isinstance(value, bool) or isinstance(value, (str, bytes)):
         raise ValueError(f"grade must be a number, got {value!r}")
@@ -230,14 +204,14 @@ def _format_number(value: Any) -> str:
     return repr(f)
 
 
-def _require_id(value: Any, what: str, *, query: bool = False) -> str:
-    msg = _id_problem(value, query=query)
+def require_id(value: Any, what: str, *, query: bool = False) -> str:
+    msg = id_problem(value, query=query)
     if msg:
         raise ValueError(f"{what} {msg}")
     return value
 
 
-def _gc_paused(fn):
+def gc_paused(fn):
     """Run a parser with the cyclic garbage collector paused: parsers allocate hundreds of thousands
     of small objects and no reference cycles, and the collector's repeated passes over them would
     double the time of a large file. Restores the previous state (never enables a disabled gc)."""

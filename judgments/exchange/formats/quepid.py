@@ -32,14 +32,14 @@ from judgments import limits
 from .problems import (
     GRADES,
     MAX_CSV_QUERY_LENGTH,
+    Reader,
     Stream,
-    _gc_paused,
-    _id_problem,
-    _Reader,
-    _require_id,
-    _show,
+    excerpt,
+    gc_paused,
+    id_problem,
+    require_id,
 )
-from .read import _iter_csv_rows
+from .read import iter_csv_rows
 from .records import JudgmentCsvRecord
 from .spreadsheet import csv_line, restore
 
@@ -79,7 +79,7 @@ def parse_rating(cell: str) -> tuple[int | None, str | None]:
     if fast is not None:
         return fast, None
     if len(text) > 50 or not _NUMBER.match(text):
-        return None, f"rating must be a number 0-4, got {_show(text)}"
+        return None, f"rating must be a number 0-4, got {excerpt(text)}"
     value = Decimal(text)
     if value < 0 or value > max(GRADES):
         hint = " (Quepid's scale has no distractor grade)" if value == -1 else ""
@@ -99,7 +99,7 @@ def _columns(row: list[str]) -> dict[str, int] | None:
     return found if len(found) == 3 else None
 
 
-@_gc_paused
+@gc_paused
 def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
     """Quepid's ``query,docid,rating`` CSV (columns in any order and case, ``doc_id`` accepted, other
     columns ignored). A row may be shorter than the header (missing cells are empty).
@@ -111,7 +111,7 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
     - The same (query, docid) rated twice: a problem if the ratings differ; a repeat is skipped.
 
     Raises FormatError (every problem, line and field) or returns the whole file."""
-    problems = _Reader(name)
+    problems = Reader(name)
     records: list[JudgmentCsvRecord] = []
     unrated: list[UnratedRow] = []
     seen: dict[tuple[str, str], tuple[int, int]] = {}
@@ -119,7 +119,7 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
     header_seen = False
     width = 0
     rows_seen = 0
-    for lineno, row in _iter_csv_rows(stream, problems):
+    for lineno, row in iter_csv_rows(stream, problems):
         if not header_seen:
             header_seen = True
             columns = _columns(row)
@@ -127,7 +127,7 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
                 problems.add(
                     lineno,
                     "header",
-                    f"header must name the columns query,docid,rating; got {_show(','.join(row), 120)}",
+                    f"header must name the columns query,docid,rating; got {excerpt(','.join(row), 120)}",
                 )
                 break  # rows cannot be read without knowing the columns
             width = len(row)
@@ -155,12 +155,12 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
             )
             ok = False
         if docid:
-            msg = _id_problem(docid)
+            msg = id_problem(docid)
             if msg:
                 problems.add(lineno, "docid", f"doc id {msg}")
                 ok = False
         elif rating:
-            problems.add(lineno, "docid", f"rating {_show(rating)} has no docid")
+            problems.add(lineno, "docid", f"rating {excerpt(rating)} has no docid")
             ok = False
         grade = None
         if rating:
@@ -180,7 +180,7 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
                 problems.add(
                     lineno,
                     "rating",
-                    f"query {_show(query)} doc {docid} is rated {first[1]} on line {first[0]} and {grade} here",
+                    f"query {excerpt(query)} doc {docid} is rated {first[1]} on line {first[0]} and {grade} here",
                 )
             continue
         seen[key] = (lineno, grade)
@@ -199,7 +199,7 @@ def quepid_cell(text: str) -> str:
     return " " + text if text.startswith(_FORMULA_START) else text
 
 
-def _check_query(query: object) -> str:
+def check_query(query: object) -> str:
     if not isinstance(query, str) or not query.strip() or query != query.strip() or "\x00" in query:
         raise ValueError(f"query must be a non-blank string without surrounding spaces, got {query!r}")
     if len(query) > MAX_CSV_QUERY_LENGTH:
@@ -222,13 +222,13 @@ def write_quepid_csv(
             query, docid, grade = row.query, row.doc_id or None, None
         else:
             query, docid, grade = row
-        _check_query(query)
+        check_query(query)
         if docid is None or docid == "":
             if grade is not None:
                 raise ValueError(f"query {query!r}: a rating needs a doc id")
             docid = ""
         else:
-            _require_id(docid, "doc id")
+            require_id(docid, "doc id")
         if grade is None:
             cell = ""
         elif isinstance(grade, bool) or grade not in GRADES:

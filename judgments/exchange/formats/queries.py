@@ -10,14 +10,14 @@ from judgments import limits
 from .problems import (
     FormatError,
     Problem,
+    Reader,
     Stream,
-    _gc_paused,
-    _id_problem,
-    _json_type,
-    _Reader,
-    _require_id,
+    gc_paused,
+    id_problem,
+    json_type,
+    require_id,
 )
-from .read import _as_iterable, _dumps, _iter_json_objects, _iter_lines, _json_id, _json_text
+from .read import as_iterable, iter_json_objects, iter_lines, json_id, json_line, json_text
 from .records import QueryRecord
 
 # --------------------------------------------------------------------------------------------------
@@ -26,7 +26,7 @@ from .records import QueryRecord
 
 def _query_text_problem(text: Any) -> str | None:
     if not isinstance(text, str):
-        return f"query text must be a string, got {_json_type(text)}"
+        return f"query text must be a string, got {json_type(text)}"
     if not text.strip():
         return "query text is empty"
     if "\x00" in text:
@@ -36,11 +36,11 @@ def _query_text_problem(text: Any) -> str | None:
     return None
 
 
-@_gc_paused
+@gc_paused
 def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
     """Queries as ``qid<TAB>text`` lines (exactly one tab). Duplicate ids are a problem."""
-    reader = _Reader(name)
-    for lineno, text in _iter_lines(stream, reader):
+    reader = Reader(name)
+    for lineno, text in iter_lines(stream, reader):
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -56,7 +56,7 @@ def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]
             continue
         qid, qtext = parts
         ok = True
-        msg = _id_problem(qid, query=True)
+        msg = id_problem(qid, query=True)
         if msg:
             reader.add(lineno, "qid", f"query id {msg}")
             ok = False
@@ -69,13 +69,13 @@ def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]
     return reader.finish("queries")
 
 
-@_gc_paused
+@gc_paused
 def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
     """Queries as JSON lines ``{"id", "text", "information_need"?}``; other keys are ignored."""
-    reader = _Reader(name)
-    for lineno, obj in _iter_json_objects(stream, reader):
+    reader = Reader(name)
+    for lineno, obj in iter_json_objects(stream, reader):
         ok = True
-        qid, msg = _json_id(obj, "id", query=True)
+        qid, msg = json_id(obj, "id", query=True)
         if msg:
             reader.add(lineno, "id", msg)
             ok = False
@@ -88,7 +88,7 @@ def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecor
             if msg:
                 reader.add(lineno, "text", msg)
                 ok = False
-        need, msg = _json_text(obj, "information_need", limit=limits.INFORMATION_NEED)
+        need, msg = json_text(obj, "information_need", limit=limits.INFORMATION_NEED)
         if msg:
             reader.add(lineno, "information_need", msg)
             ok = False
@@ -97,10 +97,10 @@ def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecor
     return reader.finish("queries")
 
 
-@_gc_paused
+@gc_paused
 def parse_queries(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
     """Queries in either format: JSON lines if the first non-blank character is ``{``, else TSV."""
-    it = iter(_as_iterable(stream))
+    it = iter(as_iterable(stream))
     head: list = []
     is_json = False
     try:
@@ -139,7 +139,7 @@ def write_queries_tsv(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
     A text containing a tab or line break cannot be written (ValueError)."""
     for record in records:
         qid, text, _need = _query_tuple(record)
-        _require_id(qid, "query id", query=True)
+        require_id(qid, "query id", query=True)
         msg = _query_text_problem(text)
         if msg:
             raise ValueError(f"query {qid}: {msg}")
@@ -154,7 +154,7 @@ def write_queries_jsonl(records: Iterable[QueryRecord | tuple]) -> Iterator[str]
     """``{"id", "text", "information_need"}`` per line."""
     for record in records:
         qid, text, need = _query_tuple(record)
-        _require_id(qid, "query id", query=True)
+        require_id(qid, "query id", query=True)
         msg = _query_text_problem(text)
         if msg:
             raise ValueError(f"query {qid}: {msg}")
@@ -162,4 +162,4 @@ def write_queries_jsonl(records: Iterable[QueryRecord | tuple]) -> Iterator[str]
             need = ""
         if not isinstance(need, str) or "\x00" in need:
             raise ValueError(f"query {qid}: information_need must be a string without NUL characters")
-        yield _dumps({"id": qid, "text": text, "information_need": need})
+        yield json_line({"id": qid, "text": text, "information_need": need})

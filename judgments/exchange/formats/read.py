@@ -10,13 +10,13 @@ from typing import Any
 
 from judgments import limits
 
-from .problems import _BAD_LINE_CHAR, Stream, _char_desc, _id_problem, _json_type, _Reader
+from .problems import BAD_LINE_CHAR, Reader, Stream, char_desc, id_problem, json_type
 
 # --------------------------------------------------------------------------------------------------
 # Reading lines
 
 
-def _as_iterable(stream: Stream) -> Iterable:
+def as_iterable(stream: Stream) -> Iterable:
     if isinstance(stream, (bytes, bytearray, memoryview)):
         return io.BytesIO(bytes(stream))
     if isinstance(stream, str):
@@ -24,7 +24,7 @@ def _as_iterable(stream: Stream) -> Iterable:
     return stream
 
 
-def _decode_problem(raw: Any, lineno: int, reader: _Reader) -> str:
+def _decode_problem(raw: Any, lineno: int, reader: Reader) -> str:
     """Decode a line that is not valid UTF-8 (or not bytes at all), recording the problem."""
     if not isinstance(raw, (bytes, bytearray, memoryview)):
         raise TypeError(f"a stream must yield bytes or str lines, got {type(raw).__name__}")
@@ -40,12 +40,12 @@ def _decode_problem(raw: Any, lineno: int, reader: _Reader) -> str:
         return raw.decode("utf-8", "replace")
 
 
-def _iter_lines(stream: Stream, reader: _Reader, *, keep_ends: bool = False) -> Iterator[tuple[int, str]]:
+def iter_lines(stream: Stream, reader: Reader, *, keep_ends: bool = False) -> Iterator[tuple[int, str]]:
     """(line number, text without line ending) for every line; decoding problems are recorded and the
     line is still yielded (with U+FFFD replacements) so the rest of the file is checked too."""
     lineno = 0
     try:
-        for raw in _as_iterable(stream):
+        for raw in as_iterable(stream):
             lineno += 1
             if isinstance(raw, str):
                 text = raw
@@ -63,17 +63,17 @@ def _iter_lines(stream: Stream, reader: _Reader, *, keep_ends: bool = False) -> 
         )
 
 
-def _iter_trec_fields(
-    stream: Stream, reader: _Reader, width: int, layout: str
+def iter_trec_fields(
+    stream: Stream, reader: Reader, width: int, layout: str
 ) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of every data line of a whitespace-separated TREC file with ``width``
     fields. Blank and '#' lines are skipped; ``reader.count`` counts the data lines (good or bad).
-    The loop is written out (not built on _iter_lines) because runs have 500,000+ lines."""
-    bad_line = _BAD_LINE_CHAR.search
+    The loop is written out (not built on iter_lines) because runs have 500,000+ lines."""
+    bad_line = BAD_LINE_CHAR.search
     lineno = 0
     count = 0
     try:
-        for raw in _as_iterable(stream):
+        for raw in as_iterable(stream):
             lineno += 1
             if raw.__class__ is bytes:
                 try:
@@ -103,7 +103,7 @@ def _iter_trec_fields(
                 reader.add(
                     lineno,
                     "line",
-                    f"contains a control, invisible or non-ASCII whitespace character ({_char_desc(text, m)})",
+                    f"contains a control, invisible or non-ASCII whitespace character ({char_desc(text, m)})",
                 )
                 continue
             yield lineno, fields
@@ -138,10 +138,10 @@ def _reject_constant(value: str) -> Any:
     raise ValueError(f"{value} is not valid JSON")
 
 
-def _iter_json_objects(stream: Stream, reader: _Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_json_objects(stream: Stream, reader: Reader) -> Iterator[tuple[int, dict[str, Any]]]:
     """Every non-blank line parsed as a JSON object; bad lines are recorded as problems. Counts the
     non-blank lines."""
-    for lineno, text in _iter_lines(stream, reader):
+    for lineno, text in iter_lines(stream, reader):
         if not text.strip():
             continue
         reader.count += 1
@@ -157,25 +157,25 @@ def _iter_json_objects(stream: Stream, reader: _Reader) -> Iterator[tuple[int, d
             reader.add(lineno, "json", f"invalid JSON: {exc}")
             continue
         if not isinstance(obj, dict):
-            reader.add(lineno, "json", f"each line must be a JSON object, got {_json_type(obj)}")
+            reader.add(lineno, "json", f"each line must be a JSON object, got {json_type(obj)}")
             continue
         yield lineno, obj
 
 
-def _json_id(obj: Mapping[str, Any], key: str, *, query: bool = False) -> tuple[str | None, str | None]:
+def json_id(obj: Mapping[str, Any], key: str, *, query: bool = False) -> tuple[str | None, str | None]:
     """(id, None) or (None, problem). Integer ids are accepted and turned into strings."""
     if key not in obj or obj[key] is None:
         return None, f"{key} is missing"
     value = obj[key]
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    msg = _id_problem(value, query=query)
+    msg = id_problem(value, query=query)
     if msg:
         return None, f"{key} {msg}"
     return value, None
 
 
-def _json_text(
+def json_text(
     obj: Mapping[str, Any], key: str, *, required: bool = False, limit: int | None = None
 ) -> tuple[str, str | None]:
     value = obj.get(key)
@@ -184,7 +184,7 @@ def _json_text(
             return "", f"{key} is missing"
         return "", None
     if not isinstance(value, str):
-        return "", f"{key} must be a string, got {_json_type(value)}"
+        return "", f"{key} must be a string, got {json_type(value)}"
     if "\x00" in value:
         return "", f"{key} contains a NUL character"
     if required and not value.strip():
@@ -194,7 +194,7 @@ def _json_text(
     return value, None
 
 
-def _dumps(obj: Mapping[str, Any]) -> str:
+def json_line(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -202,12 +202,12 @@ def _dumps(obj: Mapping[str, Any]) -> str:
 # CSV helpers
 
 
-def _iter_csv_rows(stream: Stream, reader: _Reader) -> Iterator[tuple[int, list[str]]]:
+def iter_csv_rows(stream: Stream, reader: Reader) -> Iterator[tuple[int, list[str]]]:
     """(first line of the record, cells) for every non-blank CSV record (counted, header included)."""
     line_holder = [0]
 
     def feed() -> Iterator[str]:
-        for lineno, text in _iter_lines(stream, reader, keep_ends=True):
+        for lineno, text in iter_lines(stream, reader, keep_ends=True):
             line_holder[0] = lineno
             yield text
 

@@ -43,17 +43,17 @@ from .problems import (
     GRADES,
     MAX_CSV_QUERY_LENGTH,
     Stream,
-    _gc_paused,
-    _id_problem,
-    _json_type,
-    _require_id,
-    _show,
+    excerpt,
+    gc_paused,
+    id_problem,
+    json_type,
+    require_id,
 )
 from .problems import (
-    _Reader as _Problems,
+    Reader as _Problems,
 )
-from .quepid import UnratedRow, _check_query
-from .read import _iter_lines
+from .quepid import UnratedRow, check_query
+from .read import iter_lines
 from .records import JudgmentCsvRecord
 
 SHAPES = ("grade", "doc")
@@ -113,7 +113,7 @@ class _Tree:
 
     def object(self, node: Any, path: str, what: str, line: int = 0) -> bool:
         if not isinstance(node, dict):
-            self.add(node, path, f"{what} must be a JSON object, got {_json_type(node)}", line)
+            self.add(node, path, f"{what} must be a JSON object, got {json_type(node)}", line)
             return False
         for key in node.dupes:
             self.add(node, _key_path(path, key), f"key {key!r} appears twice in one object")
@@ -127,7 +127,7 @@ class _Tree:
         if value is None:
             return []
         if not isinstance(value, list):
-            self.add(value, kpath, f"{key} must be an array, got {_json_type(value)}", self.line(node))
+            self.add(value, kpath, f"{key} must be an array, got {json_type(value)}", self.line(node))
             return []
         members = []
         for i, member in enumerate(value):
@@ -148,7 +148,7 @@ class _Tree:
             value = str(value)
         if not isinstance(value, str):
             self.add(
-                value, vpath, f"the query text must be a string, got {_json_type(value)}", self.line(query)
+                value, vpath, f"the query text must be a string, got {json_type(value)}", self.line(query)
             )
             return None
         value = value.strip()
@@ -182,14 +182,14 @@ class _Tree:
             if by_grade:
                 if not isinstance(value, list):
                     self.add(value, kpath, f"the first entry ({first_key!r}) lists doc ids under a grade, so every "
-                             f"entry must be an array of doc ids, got {_json_type(value)}", self.line(rd))  # fmt: skip
+                             f"entry must be an array of doc ids, got {json_type(value)}", self.line(rd))  # fmt: skip
                     continue
                 grade = None
                 if not _JAVA_INT.match(key) or not -(2**31) <= int(key) < 2**31:
                     self.add(
                         value,
                         kpath,
-                        f"grade {_show(key)} must be a whole number 0-4 (RRE reads it as an integer)",
+                        f"grade {excerpt(key)} must be a whole number 0-4 (RRE reads it as an integer)",
                     )
                 elif int(key) not in GRADES:
                     self.add(value, kpath, f"grade {key} is outside 0-4")
@@ -199,7 +199,7 @@ class _Tree:
                     dpath = f"{kpath}[{i}]"
                     if isinstance(doc, int) and not isinstance(doc, bool):
                         doc = str(doc)
-                    msg = _id_problem(doc) or (_text_problem(doc) if isinstance(doc, str) else None)
+                    msg = id_problem(doc) or (_text_problem(doc) if isinstance(doc, str) else None)
                     if msg:
                         self.add(value[i], dpath, f"doc id {msg}", self.line(value))
                         continue
@@ -217,11 +217,11 @@ class _Tree:
             else:
                 if not isinstance(value, dict):
                     self.add(value, kpath, f"the first entry ({first_key!r}) is a doc id with its gain, so every entry "
-                             f'must be an object like {{"gain": 3}}, got {_json_type(value)}', self.line(rd))  # fmt: skip
+                             f'must be an object like {{"gain": 3}}, got {json_type(value)}', self.line(rd))  # fmt: skip
                     continue
                 if not self.object(value, kpath, "a document's entry"):
                     continue
-                msg = _id_problem(key) or _text_problem(key)
+                msg = id_problem(key) or _text_problem(key)
                 if msg:
                     self.add(value, kpath, f"doc id {msg}")
                     continue
@@ -260,7 +260,7 @@ def _find_value(node: Any, key: str, path: str) -> tuple[Any, str] | None:
 def _gain(value: Any) -> tuple[int | None, str | None]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         extra = " (RRE reads a string as 0)" if isinstance(value, str) else ""
-        return None, f"must be a number 0-4, got {_json_type(value)}{extra}"
+        return None, f"must be a number 0-4, got {json_type(value)}{extra}"
     if isinstance(value, float) and not math.isfinite(value):
         return None, f"must be a number 0-4, got {value!r}"
     if value < 0 or value > max(GRADES):
@@ -271,10 +271,10 @@ def _gain(value: Any) -> tuple[int | None, str | None]:
 
 
 def _read_text(stream: Stream, problems: _Problems) -> str:
-    return "".join(text for _, text in _iter_lines(stream, problems, keep_ends=True))
+    return "".join(text for _, text in iter_lines(stream, problems, keep_ends=True))
 
 
-@_gc_paused
+@gc_paused
 def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
     """An RRE ratings file (RRE's own, nested or flat; Quepid's RRE export or import shape).
 
@@ -306,7 +306,7 @@ def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
     for key in ("index", "id_field", "template", "corpora_file", "query_placeholder"):
         value = root.get(key)
         if value is not None and not isinstance(value, str):
-            reader.add(value, key, f"{key} must be a string, got {_json_type(value)}", reader.line(root))
+            reader.add(value, key, f"{key} must be a string, got {json_type(value)}", reader.line(root))
             value = None
         meta[key] = value
     placeholder = meta.pop("query_placeholder") or "$query"
@@ -341,7 +341,7 @@ def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
                             graded[(qtext, doc)] = (line, grade)
                             result.records.append(JudgmentCsvRecord(line, qtext, doc, grade))
                         elif first[1] != grade:
-                            problems.add(line, dpath, f"query {_show(qtext)} doc {doc} has grade "
+                            problems.add(line, dpath, f"query {excerpt(qtext)} doc {doc} has grade "
                                          f"{first[1]} on line {first[0]} and {grade} here")  # fmt: skip
     except RecursionError:
         problems.add(0, "json", "nested too deeply")
@@ -397,12 +397,12 @@ def write_rre(
             query, docid, grade = row.query, None, None
         else:
             query, docid, grade = row
-        docs = queries.setdefault(_check_query(query), {})
+        docs = queries.setdefault(check_query(query), {})
         if grade is None:
             continue
         if isinstance(grade, bool) or grade not in GRADES:
             raise ValueError(f"grade must be an integer 0-4 or None, got {grade!r}")
-        _require_id(docid, "doc id")
+        require_id(docid, "doc id")
         if docid in docs:
             raise ValueError(f"query {query!r} doc {docid} is graded twice")
         docs[docid] = int(grade)

@@ -7,21 +7,21 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from .problems import (
-    _BAD_ID_CHAR,
-    _GRADE_STRINGS,
+    BAD_ID_CHAR,
+    GRADE_STRINGS,
     JUDGMENT_GRADES,
     JUDGMENT_GRADES_TEXT,
     MAX_ID_LENGTH,
+    Reader,
     Stream,
-    _format_number,
-    _gc_paused,
-    _id_problem,
-    _parse_int,
-    _Reader,
-    _require_id,
-    _show,
+    excerpt,
+    format_number,
+    gc_paused,
+    id_problem,
+    parse_int,
+    require_id,
 )
-from .read import _iter_trec_fields
+from .read import iter_trec_fields
 from .records import QrelRecord, RunColumns, RunFile
 
 # --------------------------------------------------------------------------------------------------
@@ -48,7 +48,7 @@ def parse_grade_map(text: str) -> dict[int, int | None]:
                 f"grade map entry {n} {entry!r} must look like 'grade:new_grade' or 'grade:skip'"
             )
         src_s, dst_s = (part.strip() for part in entry.split(":"))
-        src = _parse_int(src_s)
+        src = parse_int(src_s)
         if src is None:
             raise ValueError(f"grade map entry {n} {entry!r}: {src_s!r} is not an integer grade")
         if src in result:
@@ -56,7 +56,7 @@ def parse_grade_map(text: str) -> dict[int, int | None]:
         if dst_s.lower() == "skip":
             result[src] = None
             continue
-        dst = _parse_int(dst_s)
+        dst = parse_int(dst_s)
         if dst is None or dst not in JUDGMENT_GRADES:
             raise ValueError(
                 f"grade map entry {n} {entry!r}: {dst_s!r} must be a grade 0-4 or 'skip' (or -1, a distractor)"
@@ -82,7 +82,7 @@ def _check_grade_map(grade_map: Mapping[int, int | None]) -> dict[int, int | Non
 # TREC qrels
 
 
-@_gc_paused
+@gc_paused
 def parse_qrels(
     stream: Stream, name: str = "<file>", *, grade_map: Mapping[int, int | None] | None = None
 ) -> list[QrelRecord]:
@@ -90,25 +90,25 @@ def parse_qrels(
     pool accepts it is the importer's business), unless ``grade_map`` maps them (a None target skips the
     line). A (qid, docid) twice is a problem."""
     gmap = _check_grade_map(grade_map) if grade_map else {}
-    reader = _Reader(name)
+    reader = Reader(name)
     records: list[QrelRecord] = reader.records
     seen: dict[tuple[str, str], int] = reader.seen
     problems = reader.items  # `not problems` tests a list: no call a line
     skipped = 0
     max_id = MAX_ID_LENGTH
-    for lineno, (qid, _iter, docid, grade_s) in _iter_trec_fields(stream, reader, 4, "qid iter docid grade"):
+    for lineno, (qid, _iter, docid, grade_s) in iter_trec_fields(stream, reader, 4, "qid iter docid grade"):
         ok = True
         # Whitespace and control characters were ruled out for the whole line.
         if len(qid) > max_id:
-            reader.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
+            reader.add(lineno, "qid", f"query id {id_problem(qid, query=True)}")
             ok = False
         if len(docid) > max_id:
-            reader.add(lineno, "docid", f"doc id {_id_problem(docid)}")
+            reader.add(lineno, "docid", f"doc id {id_problem(docid)}")
             ok = False
-        grade = _GRADE_STRINGS.get(grade_s)
+        grade = GRADE_STRINGS.get(grade_s)
         skip = False
         if grade is None or (gmap and grade in gmap):
-            value = _parse_int(grade_s)
+            value = parse_int(grade_s)
             if value is not None and value in gmap:
                 grade = gmap[value]
                 skip = grade is None
@@ -119,7 +119,7 @@ def parse_qrels(
                 reader.add(
                     lineno,
                     "grade",
-                    f"grade must be an integer {JUDGMENT_GRADES_TEXT}, got {_show(grade_s)}{hint}",
+                    f"grade must be an integer {JUDGMENT_GRADES_TEXT}, got {excerpt(grade_s)}{hint}",
                 )
                 ok = False
         if ok:
@@ -145,41 +145,41 @@ def _read_run(stream: Stream, name: str, order: str) -> tuple[dict[str, list[tup
     if order not in ("score", "rank"):
         raise ValueError(f"order must be 'score' or 'rank', got {order!r}")
     by_rank = order == "rank"
-    reader = _Reader(name)
+    reader = Reader(name)
     per_query: dict[str, list[tuple]] = {}
     seen_docs: dict[str, dict[str, int]] = reader.seen  # per query: doc id -> line
     seen_ranks: dict[str, dict[int, int]] = {}
     tags: dict[str, None] = {}
     last_tag = None
     max_id = MAX_ID_LENGTH
-    for lineno, fields in _iter_trec_fields(stream, reader, 6, "qid Q0 docid rank score tag"):
+    for lineno, fields in iter_trec_fields(stream, reader, 6, "qid Q0 docid rank score tag"):
         qid, _q0, docid, rank_s, score_s, tag = fields
         ok = True
         if len(qid) > max_id:
-            reader.add(lineno, "qid", f"query id {_id_problem(qid, query=True)}")
+            reader.add(lineno, "qid", f"query id {id_problem(qid, query=True)}")
             ok = False
         if len(docid) > max_id:
-            reader.add(lineno, "docid", f"doc id {_id_problem(docid)}")
+            reader.add(lineno, "docid", f"doc id {id_problem(docid)}")
             ok = False
         if len(tag) > max_id:
-            reader.add(lineno, "tag", f"run tag {_id_problem(tag)}")
+            reader.add(lineno, "tag", f"run tag {id_problem(tag)}")
             ok = False
         try:
             if "_" in rank_s or not rank_s.isascii():
                 raise ValueError
             rank = int(rank_s)
         except ValueError:
-            reader.add(lineno, "rank", f"rank must be an integer, got {_show(rank_s)}")
+            reader.add(lineno, "rank", f"rank must be an integer, got {excerpt(rank_s)}")
             ok = False
         try:
             if "_" in score_s or not score_s.isascii():
                 raise ValueError
             score = float(score_s)
             if not -math.inf < score < math.inf:
-                reader.add(lineno, "score", f"score must be a finite number, got {_show(score_s)}")
+                reader.add(lineno, "score", f"score must be a finite number, got {excerpt(score_s)}")
                 ok = False
         except ValueError:
-            reader.add(lineno, "score", f"score must be a number, got {_show(score_s)}")
+            reader.add(lineno, "score", f"score must be a number, got {excerpt(score_s)}")
             ok = False
         if not ok:
             continue
@@ -219,7 +219,7 @@ def _read_run(stream: Stream, name: str, order: str) -> tuple[dict[str, list[tup
     return per_query, list(tags)
 
 
-@_gc_paused
+@gc_paused
 def parse_run(stream: Stream, name: str = "<file>", *, order: Literal["score", "rank"] = "score") -> RunFile:
     """TREC run ``qid Q0 docid rank score tag``.
 
@@ -232,7 +232,7 @@ def parse_run(stream: Stream, name: str = "<file>", *, order: Literal["score", "
     return RunFile(rankings=rankings, tag=tags[0], tags=tags)
 
 
-@_gc_paused
+@gc_paused
 def parse_run_columns(
     stream: Stream, name: str = "<file>", *, order: Literal["score", "rank"] = "score"
 ) -> RunColumns:
@@ -266,19 +266,19 @@ def write_qrels(rows: Iterable[tuple[str, str, Any]], *, header: str | None = No
         for line in header.splitlines() or [""]:
             yield f"# {line}".rstrip() + "\n"
     for qid, docid, grade in rows:
-        _require_id(qid, "query id", query=True)
-        _require_id(docid, "doc id")
-        yield f"{qid} 0 {docid} {_format_number(grade)}\n"
+        require_id(qid, "query id", query=True)
+        require_id(docid, "doc id")
+        yield f"{qid} 0 {docid} {format_number(grade)}\n"
 
 
 def write_run(rankings: Iterable[tuple[str, Sequence[str]]], tag: str) -> Iterator[str]:
     """``qid Q0 docid rank score tag`` lines; rank 1..n and score n..1 (integers, strictly decreasing),
     so trec_eval's score sort reproduces exactly the given order. Empty rankings write nothing.
     A query given twice or a doc twice in a ranking is an error."""
-    _require_id(tag, "run tag")
+    require_id(tag, "run tag")
     seen_queries: set[str] = set()
     for qid, docids in rankings:
-        _require_id(qid, "query id", query=True)
+        require_id(qid, "query id", query=True)
         if qid in seen_queries:
             raise ValueError(f"query {qid} is given twice")
         seen_queries.add(qid)
@@ -289,7 +289,7 @@ def write_run(rankings: Iterable[tuple[str, Sequence[str]]], tag: str) -> Iterat
             raise ValueError(f"query {qid}: the ranking has a doc id twice")
         n = len(docids)
         for i, docid in enumerate(docids):
-            _require_id(docid, "doc id")
+            require_id(docid, "doc id")
             yield f"{qid} Q0 {docid} {i + 1} {n - i} {tag}\n"
 
 
@@ -299,12 +299,12 @@ def write_ranklib(rows: Iterable[tuple[Any, int, str, str]]) -> Iterator[str]:
     for grade, qid_number, docid, query_text in rows:
         if isinstance(qid_number, bool) or not isinstance(qid_number, int) or qid_number < 0:
             raise ValueError(f"qid number must be a non-negative integer, got {qid_number!r}")
-        _require_id(docid, "doc id")
+        require_id(docid, "doc id")
         if not isinstance(query_text, str):
             raise ValueError(f"query text must be a string, got {query_text!r}")
         text = " ".join(query_text.split())
         comment = f"{docid} {text}" if text else docid
-        yield f"{_format_number(grade)} qid:{qid_number} # {comment}\n"
+        yield f"{format_number(grade)} qid:{qid_number} # {comment}\n"
 
 
 # trec_eval prints these as integers (%ld); pytrec_eval returns them as floats.
@@ -316,8 +316,8 @@ def write_trec_eval_q(rows: Iterable[tuple[str, str, Any]]) -> Iterator[str]:
     measures, ``%ld`` for integer counts (num_q, num_ret, ..., or any int value) and the text itself
     for strings (runid, relstring)."""
     for measure, qid, value in rows:
-        _require_id(measure, "measure")
-        if not isinstance(qid, str) or not qid or _BAD_ID_CHAR.search(qid):
+        require_id(measure, "measure")
+        if not isinstance(qid, str) or not qid or BAD_ID_CHAR.search(qid):
             raise ValueError(f"query id {qid!r} must be a non-empty string without whitespace")
         if isinstance(value, str):
             if "\n" in value or "\t" in value:

@@ -4,7 +4,7 @@ Every function parses and checks the whole file first. A bad file raises `judgme
 (`.name`, `.problems`: `Problem(line, field, message)`; `str()` gives "file:line: field: message" lines).
 `stream` is anything `judgments.exchange.formats` reads: a binary or text file, an iterable of lines, bytes, str.
 
-TREC formats (judgments/imports/trec.py):
+TREC formats (judgments/exchange/imports/trec.py):
 
     import_queries(pool, stream, *, name) -> ImportSummary
         TSV "qid<TAB>text" or JSON lines {"id", "text", "information_need"} (sniffed). Creates the

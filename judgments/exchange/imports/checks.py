@@ -8,7 +8,6 @@ from typing import TypeVar
 from django.db import DatabaseError, transaction
 
 from judgments.exchange.formats import DISTRACTOR, MAX_PROBLEMS, FormatError, Problem
-from judgments.models import distractor_refused
 
 T = TypeVar("T")
 
@@ -31,11 +30,12 @@ def dry_run(import_function: Callable[..., T], *args, **kwargs) -> T:
 
 def refuse_distractors(pool, name: str, grades: Iterable[tuple[int, int | None]]) -> None:
     """FormatError naming the lines (line, grade) that grade -1 when `pool` has no distractor grade."""
-    if pool.distractors_enabled:
+    refused = pool.grade_problem(DISTRACTOR)
+    if refused is None:
         return
     lines = [line for line, grade in grades if grade == DISTRACTOR]
     if lines:
-        message = distractor_refused(pool.name) + " (or map it: --map-grades=-1:0, or -1:skip)"
+        message = refused + " (or map it: --map-grades=-1:0, or -1:skip)"
         raise FormatError(name, [Problem(line, "grade", message) for line in lines[:MAX_PROBLEMS]])
 
 

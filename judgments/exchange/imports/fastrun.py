@@ -6,8 +6,8 @@ numpy finds the spaces and newlines and reads every field as rows of 8-byte word
 columns are checked, parsed, grouped and ordered as whole arrays. Query and document ids are matched
 to the pool's by a hash of those words, checked byte for byte; the pool's ids come as one row of
 aggregates, read in a thread while the file is checked. The rankings go in as binary COPY built with
-numpy, block by block, the server storing one block while the next is ordered. 500,000 lines take
-about 0.3 s here, against 1.2 s with a bytes object per field (see `tests/bench/run.py bench_exchange`).
+numpy, block by block, the server storing one block while the next is ordered: no Python object per
+line or field (`tests/bench/run.py bench_exchange` measures it; docs/performance.md).
 
 `import_run_fast` returns None whenever the file is not in that shape or breaks any rule of
 `formats.parse_run` (field count, integer rank, finite score, id length, a doc twice in a query, a
@@ -31,7 +31,7 @@ from psycopg.copy import QueuedLibpqWriter
 from judgments import pgcopy, services
 from judgments.exchange.formats import MAX_ID_LENGTH
 from judgments.models import Run, SearchConfiguration
-from judgments.signals import run_submitted
+from judgments.pgcopy.rows import array_rows
 
 _ALLOWED = bytes(range(0x21, 0x7F)).replace(b"\\", b"") + b" \n"  # a backslash: the general path
 _SPACE, _NEWLINE, _HASH = 0x20, 0x0A, 0x23
@@ -321,8 +321,8 @@ class _Known:
         if cursor.fetchone()[0] > limit:
             return None
         # One row: the ids, one a line (ids hold no whitespace: a CHECK constraint), and their keys
-        # (both aggregates read the rows in the same order). Half the time of sending each id's
-        # length as well: 0.27 s against 0.5-0.7 s for a pool of 1.2 million documents.
+        # (both aggregates read the rows in the same order): about half the time of sending each id's
+        # length as well.
         cursor.execute(
             f"SELECT string_agg(external_id, E'\\n'), string_agg(int8send(id), '') FROM {table} WHERE pool_id = %s",
             [pool_pk],
@@ -486,15 +486,14 @@ def import_run_fast(
         with transaction.atomic():
             query_keys = _keys(pool, lines.queries, known_queries, _create_by_name(services.ensure_queries))
             doc_keys = _keys(pool, lines.docs, known_documents, _create_documents(configuration))
-            run = Run.objects.create(
-                configuration=configuration,
+            run = services.store_run(
+                configuration,
+                lambda cursor, run: _copy_rankings(cursor, run.pk, lines, order, query_keys, doc_keys),
                 source=source,
                 submitted_by=submitted_by,
-                tag=lines.tag.decode("ascii")[:200],
-                filename=os.path.basename(name)[:255],
+                tag=lines.tag.decode("ascii"),
+                filename=os.path.basename(name),
             )
-            _copy_rankings(run.pk, lines, order, query_keys, doc_keys)
-            run_submitted.send(sender=Run, run=run)  # in the transaction (see judgments.signals)
     except (IntegrityError, psycopg.IntegrityError):  # COPY raises psycopg's own, unwrapped
         return None  # a doc twice in one query: the general parser names both lines
     except _Declined:
@@ -502,24 +501,25 @@ def import_run_fast(
     return run
 
 
-def _copy_rankings(run_pk: int, lines: _Lines, order: str, query_keys: np.ndarray, doc_keys: np.ndarray):
+def _copy_rankings(
+    cursor, run_pk: int, lines: _Lines, order: str, query_keys: np.ndarray, doc_keys: np.ndarray
+) -> None:
     """One binary COPY of the rankings, block by block: psycopg's queued writer sends a block from
     another thread while this one orders the next, and the server checks and stores it meanwhile."""
-    with connection.cursor() as cursor:
-        raw = cursor.cursor  # psycopg's own: Django's wrapper takes no writer
-        columns = ["run_id", "query_id", "doc_ids"]
-        with pgcopy.copy_in(raw, "judgments_ranking", columns, writer=QueuedLibpqWriter(raw)) as copy:
-            for lo, hi in lines.blocks(_BLOCK_LINES):
-                rows = lines.order(lo, hi, order)
-                if rows is None:
-                    raise _Declined
-                ordered_queries = lines.q[rows]
-                starts = np.flatnonzero(np.diff(ordered_queries, prepend=-1))
-                copy.write(ranking_rows(run_pk, query_keys[ordered_queries[starts]], starts, doc_keys[rows]))
+    raw = cursor.cursor  # psycopg's own: Django's wrapper takes no writer
+    columns = ["run_id", "query_id", "doc_ids"]
+    with pgcopy.copy_in(raw, "judgments_ranking", columns, writer=QueuedLibpqWriter(raw)) as copy:
+        for lo, hi in lines.blocks(_BLOCK_LINES):
+            rows = lines.order(lo, hi, order)
+            if rows is None:
+                raise _Declined
+            ordered_queries = lines.q[rows]
+            starts = np.flatnonzero(np.diff(ordered_queries, prepend=-1))
+            copy.write(ranking_rows(run_pk, query_keys[ordered_queries[starts]], starts, doc_keys[rows]))
 
 
 def ranking_rows(run_pk: int, query_keys: np.ndarray, starts: np.ndarray, doc_keys: np.ndarray) -> bytes:
     """Binary COPY rows of judgments_ranking (run_id, query_id, doc_ids): row g is query_keys[g] with
     doc_keys[starts[g]:starts[g+1]]."""
     run = np.full(len(starts), run_pk, dtype=np.int64)
-    return pgcopy.array_rows([(run, ">i8"), (query_keys, ">i8")], [(doc_keys, ">i8")], starts)
+    return array_rows([(run, ">i8"), (query_keys, ">i8")], [(doc_keys, ">i8")], starts)

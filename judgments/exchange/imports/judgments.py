@@ -36,7 +36,7 @@ from django.utils import timezone
 from judgments import bulk, services
 from judgments.exchange import formats
 from judgments.exchange.formats import MAX_PROBLEMS, FormatError, Problem
-from judgments.models import Document, Pair, Pool, Query, distractor_refused
+from judgments.models import Document, Pair, Pool, Query
 from judgments.signals import grades_changed
 
 from .checks import database_refused
@@ -75,15 +75,6 @@ class _Problems:
     def raise_if_any(self) -> None:
         if self.items:
             raise FormatError(self.name, sorted(self.items, key=lambda p: p.line))
-
-
-def pool_grades(pool: Pool) -> set[int]:
-    """The grades of the pool's scale (0-4 unless the pool's scale lists fewer), and -1 (the
-    distractor grade) when the pool enables it."""
-    grades = {e.get("grade") for e in pool.grade_scale if isinstance(e, dict)}
-    grades = {g for g in grades if isinstance(g, int) and not isinstance(g, bool) and 0 <= g <= 4}
-    grades = grades or set(formats.GRADES)
-    return grades | {formats.DISTRACTOR} if pool.distractors_enabled else grades
 
 
 def csv_rater_username(name: str) -> str:
@@ -238,15 +229,13 @@ def _rows_from_jsonl(stream, name: str, problems: _Problems) -> list[_Row]:
 
 def _check(rows: list[_Row], pool: Pool, problems: _Problems, *, usernames: bool = True) -> None:
     """Grades outside the pool's scale; rater names that cannot be usernames (when accounts may be made)."""
-    scale = pool_grades(pool)
+    scale = set(pool.grades)
     shown = ", ".join(str(g) for g in sorted(scale))
     for row in rows:
-        if row.grade == formats.DISTRACTOR and not pool.distractors_enabled:
-            problems.add(row.line, "grade", distractor_refused(pool.name))
-        elif row.grade is not None and row.grade not in scale:
-            problems.add(
-                row.line, "grade", f"grade {row.grade} is outside the scale of pool {pool.name} ({shown})"
-            )
+        if row.grade is not None and (problem := pool.grade_problem(row.grade)):
+            if row.grade != formats.DISTRACTOR or pool.distractors_enabled:  # a grade the scale lacks
+                problem = f"grade {row.grade} is outside the scale of pool {pool.name} ({shown})"
+            problems.add(row.line, "grade", problem)
         if usernames and (len(row.rater) > USERNAME_MAX or not USERNAME.match(row.rater)):
             problems.add(
                 row.line,

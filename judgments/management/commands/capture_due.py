@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judgments.capture import cli, services
-from judgments.capture.models import CaptureJob
+from judgments.models.capture import CaptureJob
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judgments.capture import cli, services
-from judgments.capture.models import DEFAULT_CONCURRENCY, CaptureJob
 from judgments.exchange.cli import get_pool
+from judgments.models.capture import DEFAULT_CONCURRENCY, CaptureJob
 
 
 class Command(BaseCommand):

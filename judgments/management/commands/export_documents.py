@@ -1,5 +1,5 @@
-from judgments.exchange import exports
 from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
+from judgments.exchange.exports.files import documents_lines
 
 
 class Command(ExchangeCommand):
@@ -11,4 +11,4 @@ class Command(ExchangeCommand):
     def handle(self, *args, pool, **options):
         found = get_pool(pool)
         total = found.documents.count()
-        write_chunks(self, lambda: exports.documents_lines(found), total=total, desc="documents")
+        write_chunks(self, lambda: documents_lines(found), total=total, desc="documents")

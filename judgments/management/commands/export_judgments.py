@@ -1,5 +1,5 @@
-from judgments.exchange import exports
 from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
+from judgments.exchange.exports.files import JUDGMENT_FORMATS, QUERY_COLUMNS, RRE_SHAPES, judgments_lines
 
 
 class Command(ExchangeCommand):
@@ -11,10 +11,10 @@ class Command(ExchangeCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--pool", required=True, help="pool name")
-        parser.add_argument("--format", required=True, choices=exports.JUDGMENT_FORMATS)
+        parser.add_argument("--format", required=True, choices=JUDGMENT_FORMATS)
         parser.add_argument(
             "--query-column",
-            choices=exports.QUERY_COLUMNS,
+            choices=QUERY_COLUMNS,
             default="text",
             help="csv only: write the query text (Quepid's layout, the default) or the query id",
         )
@@ -22,7 +22,7 @@ class Command(ExchangeCommand):
         parser.add_argument("--index", help="rre only: the index name RRE queries (default: the pool name)")
         parser.add_argument(
             "--rre-shape",
-            choices=exports.RRE_SHAPES,
+            choices=RRE_SHAPES,
             default="grade",
             help='rre only: relevant documents keyed by grade {"3": [...]} (Quepid imports this; the default) '
             'or by document {"d1": {"gain": 3}} (Quepid\'s export)',
@@ -38,4 +38,4 @@ class Command(ExchangeCommand):
         extra = {"query_column": query_column} if format == "csv" else {}
         if format == "rre":
             extra = {"index": index, "shape": rre_shape, "keep_zero": keep_zero}
-        write_chunks(self, lambda: exports.judgments_lines(found, format, **extra), desc="judgments")
+        write_chunks(self, lambda: judgments_lines(found, format, **extra), desc="judgments")

@@ -1,5 +1,5 @@
-from judgments.exchange import exports
 from judgments.exchange.cli import ExchangeCommand, get_pool, wants_progress, write_chunks
+from judgments.exchange.exports.grades import combined_note, qrels_blocks
 from judgments.models import Pair
 
 
@@ -20,6 +20,6 @@ class Command(ExchangeCommand):
         rounding = "exact" if exact else "round"
         progress = wants_progress(self)
         total = Pair.objects.in_pool(found).count() if progress else None
-        write_chunks(self, lambda: exports.qrels_blocks(found, rounding=rounding), total=total, desc="qrels")
+        write_chunks(self, lambda: qrels_blocks(found, rounding=rounding), total=total, desc="qrels")
         if progress:
-            self.stderr.write(exports.combined_note(found, rounding))
+            self.stderr.write(combined_note(found, rounding))

@@ -1,5 +1,5 @@
-from judgments.exchange import exports
 from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
+from judgments.exchange.exports.files import QUERY_FORMATS, queries_lines
 
 
 class Command(ExchangeCommand):
@@ -7,9 +7,9 @@ class Command(ExchangeCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--pool", required=True, help="pool name")
-        parser.add_argument("--format", choices=exports.QUERY_FORMATS, default="tsv")
+        parser.add_argument("--format", choices=QUERY_FORMATS, default="tsv")
 
     def handle(self, *args, pool, format, **options):
         found = get_pool(pool)
         total = found.queries.count()
-        write_chunks(self, lambda: exports.queries_lines(found, format), total=total, desc="queries")
+        write_chunks(self, lambda: queries_lines(found, format), total=total, desc="queries")

@@ -1,5 +1,5 @@
-from judgments.exchange import exports
 from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
+from judgments.exchange.exports.grades import ranklib_lines
 
 
 class Command(ExchangeCommand):
@@ -15,5 +15,5 @@ class Command(ExchangeCommand):
     def handle(self, *args, pool, exact, **options):
         found = get_pool(pool)
         write_chunks(
-            self, lambda: exports.ranklib_lines(found, rounding="exact" if exact else "round"), desc="ranklib"
+            self, lambda: ranklib_lines(found, rounding="exact" if exact else "round"), desc="ranklib"
         )

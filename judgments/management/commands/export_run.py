@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
-from judgments.exchange import exports
 from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
+from judgments.exchange.exports.runs import run_chunks
 from judgments.models import Run
 
 
@@ -36,4 +36,4 @@ class Command(ExchangeCommand):
                     "Check --run, or leave it out for the newest run."
                 )
             raise CommandError(f"Configuration {config.name} has no run yet: import one with import_run.")
-        write_chunks(self, lambda: exports.run_chunks(chosen), total=None, desc="run")
+        write_chunks(self, lambda: run_chunks(chosen), total=None, desc="run")

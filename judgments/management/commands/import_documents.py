@@ -1,8 +1,8 @@
 from django.db import transaction
 
 from judgments.exchange.cli import ExchangeCommand, format_error, get_or_create_pool, input_lines
-from judgments.exchange.formats import FormatError
 from judgments.exchange.imports.documents import import_documents
+from judgments.problems import FormatError
 
 
 class Command(ExchangeCommand):
@@ -26,4 +26,4 @@ class Command(ExchangeCommand):
             raise format_error(exc) from None
         if created:
             self.stderr.write(f"Created pool {found.name}")
-        self.stderr.write(str(summary))
+        self.stdout.write(str(summary))

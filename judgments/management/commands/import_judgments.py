@@ -3,8 +3,8 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from judgments.exchange.cli import ExchangeCommand, format_error, get_or_create_pool, get_user, input_lines
-from judgments.exchange.formats import FormatError
 from judgments.exchange.imports.judgments import FORMATS, import_judgments
+from judgments.problems import FormatError
 
 
 class Command(ExchangeCommand):
@@ -61,4 +61,4 @@ class Command(ExchangeCommand):
             raise format_error(exc) from None
         if created:
             self.stderr.write(f"Created pool {found.name}")
-        self.stderr.write(str(summary))
+        self.stdout.write(str(summary))

@@ -3,8 +3,9 @@ from django.db import transaction
 
 from judgments.exchange.cli import ExchangeCommand, get_pool, get_user, input_lines, input_name
 from judgments.exchange.cli import format_error as import_failed
-from judgments.exchange.formats import FormatError, parse_grade_map
+from judgments.exchange.formats import parse_grade_map
 from judgments.exchange.imports import import_qrels
+from judgments.problems import FormatError
 
 
 class Command(ExchangeCommand):

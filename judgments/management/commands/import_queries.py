@@ -2,8 +2,8 @@ from django.db import transaction
 
 from judgments.exchange.cli import ExchangeCommand, get_pool, input_lines, input_name
 from judgments.exchange.cli import format_error as import_failed
-from judgments.exchange.formats import FormatError
 from judgments.exchange.imports import import_queries
+from judgments.problems import FormatError
 
 
 class Command(ExchangeCommand):

@@ -4,10 +4,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judgments.capture import services
-from judgments.capture.engines import AUTH_KINDS, KINDS, EndpointError
-from judgments.capture.models import MAX_DEPTH, Schedule
+from judgments.endpoints.engines import AUTH_KINDS, KINDS, EndpointError
 from judgments.exchange.cli import check_name, get_pool
 from judgments.models import SearchConfiguration, Team
+from judgments.models.capture import MAX_DEPTH, Schedule
 
 DEFAULT_TEAM = "default"
 

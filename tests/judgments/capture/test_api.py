@@ -7,7 +7,7 @@ from openapi_spec_validator import validate
 from rest_framework.test import APIClient
 
 from judgments.capture import services
-from judgments.capture.models import CaptureJob
+from judgments.models.capture import CaptureJob
 
 SECRET = "api-Key-77x-hidden"
 

@@ -13,7 +13,7 @@ import pytest
 from werkzeug import Response
 
 from judgments.capture.client import Progress, capture, retry_after_seconds
-from judgments.capture.engines import EndpointError, EndpointSpec
+from judgments.endpoints.engines import EndpointError, EndpointSpec
 
 from .conftest import QUERY_TEXTS, es_answer, es_error, solr_answer, solr_error
 

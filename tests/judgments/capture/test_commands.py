@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.core.management import CommandError, call_command
 
-from judgments.capture.engines import ES_DEFAULT_TEMPLATE
-from judgments.capture.models import CaptureJob, SearchEndpoint
+from judgments.endpoints.engines import ES_DEFAULT_TEMPLATE
 from judgments.models import Run, SearchConfiguration, Team
+from judgments.models.capture import CaptureJob, SearchEndpoint
 from scoring.models import QueryScore
 
 from .conftest import SEARCH_QUERIES, engine_ranking, es_answer, es_error, json_response, solr_answer

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from judgments.capture import demo, services
-from judgments.capture.models import CaptureJob
 from judgments.models import Pool, Run, SearchConfiguration
+from judgments.models.capture import CaptureJob
 
 from .conftest import manage_py
 

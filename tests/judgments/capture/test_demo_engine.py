@@ -14,7 +14,7 @@ import pytest
 
 from judgments.capture.client import capture
 from judgments.capture.demo_engine import BM25Index, load_documents, main, serve, tokens
-from judgments.capture.engines import EndpointSpec
+from judgments.endpoints.engines import EndpointSpec
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = [

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from judgments.capture.answers import EngineError
-from judgments.capture.engines import ES_DEFAULT_TEMPLATE, EndpointError, EndpointSpec
+from judgments.endpoints.answers import EngineError
+from judgments.endpoints.engines import ES_DEFAULT_TEMPLATE, EndpointError, EndpointSpec
 
 from .conftest import es_answer, es_error, solr_answer, solr_error
 

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from judgments.capture import services
-from judgments.capture.models import STALE_AFTER, CaptureJob
 from judgments.models import Document, Query, Ranking, Run, SearchConfiguration
+from judgments.models.capture import STALE_AFTER, CaptureJob
 
 from .conftest import es_answer, json_response
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 from werkzeug import Response
 
 from judgments.capture import services
-from judgments.capture.engines import ES_DEFAULT_TEMPLATE, EndpointError
-from judgments.capture.models import CaptureJob, SearchEndpoint
+from judgments.endpoints.engines import ES_DEFAULT_TEMPLATE, EndpointError
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
+from judgments.models.capture import CaptureJob, SearchEndpoint
 from judgments.services import record_judgment
 from scoring.models import QueryScore
 
@@ -238,7 +238,7 @@ def test_a_crash_closes_the_job_stores_nothing_and_logs_no_secret(
     def broken(*args, **kwargs):
         raise RuntimeError(f"disk full while storing {engine.search_url}?api_key=k-SECRET-1")
 
-    monkeypatch.setattr(services.storing.RunWriter, "store", broken)
+    monkeypatch.setattr(services.run_staging.RunWriter, "store", broken)
     job = capture(live_configuration)
     assert job.status == Status.FAILED and "crashed (RuntimeError: disk full" in job.message
     assert not Run.objects.exists()

@@ -1,9 +1,9 @@
-"""RunWriter: a captured run staged as it arrives, then stored in one transaction (judgments.capture.storing)."""
+"""RunWriter: a captured run staged as it arrives, then stored in one transaction (judgments.run_staging)."""
 
 import pytest
 from django.db import connection
 
-from judgments.capture import storing
+from judgments import run_staging as storing
 from judgments.models import Document, Pair, Query, Ranking, Run
 from judgments.services import RunError, ranking_external_ids, record_judgment
 from scoring.models import QueryScore

@@ -7,8 +7,8 @@ from django.core.management import call_command
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
-from judgments.capture.models import CaptureJob
 from judgments.models import Run
+from judgments.models.capture import CaptureJob
 from scoring.models import CellScore
 from tests.conftest import login
 

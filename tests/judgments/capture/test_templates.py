@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from judgments.capture.templates import JsonTemplate, ParamsTemplate, TemplateError, compile_template
+from judgments.endpoints.templates import JsonTemplate, ParamsTemplate, TemplateError, compile_template
 
 from .conftest import QUERY_TEXTS
 

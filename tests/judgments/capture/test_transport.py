@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from judgments.capture.client import capture
-from judgments.capture.engines import EndpointError, EndpointSpec
+from judgments.endpoints.engines import EndpointError, EndpointSpec
 
 from .conftest import es_answer
 

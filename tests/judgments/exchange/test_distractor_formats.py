@@ -8,7 +8,15 @@ import io
 import pytest
 
 from judgments import services
-from judgments.exchange import exports, formats
+from judgments.exchange import formats
+from judgments.exchange.exports.files import (
+    judgments_jsonl_lines,
+    judgments_lines,
+    quepid_csv_lines,
+    rater_csv_lines,
+    rre_lines,
+)
+from judgments.exchange.exports.grades import qrels_chunks
 from judgments.exchange.formats import FormatError
 from judgments.exchange.imports.judgments import import_judgments
 from judgments.exchange.imports.trec import import_qrels
@@ -68,7 +76,7 @@ def test_qrels_round_trip_keeps_minus_1_as_a_negative_grade(db):
     source = _pool("source")
     import_qrels(source, io.StringIO(QRELS), name="robust.qrels")
     assert Judgment.objects.in_pool(source).filter(grade=-1).count() == 2
-    exported = _text(exports.qrels_chunks(source))
+    exported = _text(qrels_chunks(source))
     assert sorted(exported.splitlines()) == sorted(QRELS.splitlines())
     copy = _pool("copy")
     import_qrels(copy, io.StringIO(exported), name="source.mean.qrels")
@@ -97,13 +105,13 @@ def test_per_rater_csv_and_json_lines_round_trip_minus_1_final_grades_included(
     services.record_judgment(pair, other_rater, grade=-1)
     services.set_final_grade(pair, -1, site_admin)
 
-    rater_csv = _text(exports.rater_csv_lines(source))
+    rater_csv = _text(rater_csv_lines(source))
     assert "q1,d1,-1,2" in rater_csv.replace("\r", "")
     copy = _pool("csv-copy")
     import_judgments(copy, io.StringIO(rater_csv), format="rater-csv", name="source.csv")
     assert _grades(copy) == _grades(source)
 
-    jsonl = _text(exports.judgments_jsonl_lines(source))
+    jsonl = _text(judgments_jsonl_lines(source))
     assert '"grade": -1' in jsonl
     copy = _pool("jsonl-copy")
     import_judgments(copy, io.StringIO(jsonl), format="jsonl", name="source.jsonl")
@@ -124,10 +132,10 @@ def test_quepid_csv_refuses_minus_1_and_quepid_and_rre_exports_write_a_distracto
         import_judgments(pool, io.StringIO("query,docid,rating\nq1,d1,-1\n"), format="csv", name="q.csv")
     assert "has no distractor grade" in refused.value.problems[0].message
     import_qrels(pool, io.StringIO(QRELS), name="robust.qrels", rater=rater)
-    quepid = _text(exports.judgments_lines(pool, "csv", query_column="id")).replace("\r", "")
+    quepid = _text(judgments_lines(pool, "csv", query_column="id")).replace("\r", "")
     assert "q1,d2,0\n" in quepid and "-1" not in quepid
-    assert "-1" not in _text(exports.quepid_csv_lines(pool))
-    rre = _text(exports.rre_lines(pool, keep_zero=True))
+    assert "-1" not in _text(quepid_csv_lines(pool))
+    rre = _text(rre_lines(pool, keep_zero=True))
     assert '"d2"' in rre and "-1" not in rre
 
 
@@ -140,7 +148,7 @@ def test_a_negative_combined_grade_is_exported_as_a_distractor_not_rounded_to_0(
     ann, bob = User.objects.create(username="ann"), User.objects.create(username="bob")
     import_qrels(pool, io.StringIO("q1 0 d1 -1\nq1 0 d2 -1\n"), name="a.qrels", rater=ann)
     import_qrels(pool, io.StringIO("q1 0 d1 0\nq1 0 d2 2\n"), name="b.qrels", rater=bob)
-    lines = sorted(_text(exports.qrels_chunks(pool)).splitlines())
+    lines = sorted(_text(qrels_chunks(pool)).splitlines())
     assert lines == ["q1 0 d1 -1", "q1 0 d2 1"]  # -0.5 stays a distractor; 0.5 rounds half up to 1
-    exact = sorted(_text(exports.qrels_chunks(pool, rounding="exact")).splitlines())
+    exact = sorted(_text(qrels_chunks(pool, rounding="exact")).splitlines())
     assert exact == ["q1 0 d1 -0.5", "q1 0 d2 0.5"]

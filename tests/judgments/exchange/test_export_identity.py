@@ -12,7 +12,9 @@ import re
 
 import pytest
 
-from judgments.exchange import exports, formats
+from judgments.exchange import formats
+from judgments.exchange.exports import files
+from judgments.exchange.exports.files import QUERY_COLUMNS, judgments_csv_lines
 from judgments.exchange.exports.grades import combined_grades_sql
 from judgments.exchange.exports.stream import named_rows
 from judgments.models import CombineRule, Document, Query
@@ -58,9 +60,9 @@ def tricky(mixed_pool):  # noqa: F811
 def test_ratings_csv_is_the_python_writers_byte_for_byte(tricky, rule, source):
     tricky.combine_rule, tricky.grade_source = rule, source
     tricky.save()
-    for column in exports.QUERY_COLUMNS:
+    for column in QUERY_COLUMNS:
         expected = reference(tricky, column)
-        assert "".join(exports.judgments_csv_lines(tricky, query_column=column)) == expected
+        assert "".join(judgments_csv_lines(tricky, query_column=column)) == expected
         # the hard cases are there: formula guard, quoted cells, non-ASCII, line breaks inside a cell
         assert expected.count("\n") > 40 and re.search(r"(^|,)'[=+@-]", expected, re.M)
         assert '"a,b"' in expected and "日本" in expected
@@ -68,21 +70,21 @@ def test_ratings_csv_is_the_python_writers_byte_for_byte(tricky, rule, source):
 
 
 def test_the_sql_path_is_the_one_taken(tricky):
-    assert exports.files._ratings_csv_sql(tricky, "text") is not None
+    assert files._ratings_csv_sql(tricky, "text") is not None
 
 
 def test_a_carriage_return_in_a_query_text_goes_to_the_python_writer(tricky):
     Query.objects.filter(pool=tricky).update(text="carriage\rreturn")
-    assert exports.files._ratings_csv_sql(tricky, "text") is None
-    text = "".join(exports.judgments_csv_lines(tricky))
+    assert files._ratings_csv_sql(tricky, "text") is None
+    text = "".join(judgments_csv_lines(tricky))
     assert text == reference(tricky) and '"carriage\rreturn","' in text
 
 
 def test_an_id_the_writer_refuses_fails_as_before(tricky):
     Document.objects.filter(pool=tricky, external_id="plain").update(external_id="bell\x07")
-    assert exports.files._ratings_csv_sql(tricky, "text") is None
+    assert files._ratings_csv_sql(tricky, "text") is None
     messages = []
-    for make in (lambda: "".join(exports.judgments_csv_lines(tricky)), lambda: reference(tricky)):
+    for make in (lambda: "".join(judgments_csv_lines(tricky)), lambda: reference(tricky)):
         try:
             make()
         except ValueError as exc:
@@ -92,4 +94,4 @@ def test_an_id_the_writer_refuses_fails_as_before(tricky):
 
 
 def test_an_empty_pool_gets_the_header(pool):
-    assert "".join(exports.judgments_csv_lines(pool)) == "query,docid,rating\n" == reference(pool)
+    assert "".join(judgments_csv_lines(pool)) == "query,docid,rating\n" == reference(pool)

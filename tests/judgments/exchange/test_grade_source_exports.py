@@ -5,7 +5,15 @@ per-rater and JSON exports keep the model judges' judgments like anyone's."""
 import pytest
 
 from judgments import services
-from judgments.exchange import exports
+from judgments.exchange.exports.catalog import POOL_EXPORTS
+from judgments.exchange.exports.files import judgments_csv_lines, judgments_jsonl_lines, rater_csv_lines
+from judgments.exchange.exports.grades import (
+    combined_grades,
+    combined_note,
+    qrels_chunks,
+    qrels_filename,
+    ranklib_lines,
+)
 from judgments.judges.services import create_or_update_judge
 from judgments.models import CombineRule, Document, Pair, Query
 from tests.scoring.test_grade_source import SOURCES, mixed_pool  # noqa: F401 (fixture)
@@ -46,9 +54,9 @@ def test_qrels_follow_and_name_the_grade_source(small, source, qrels, filename):
     small.grade_source = source
     small.save()
     rounding = "exact" if source == "all" else "round"
-    assert sorted(text(exports.qrels_chunks(small, rounding=rounding)).splitlines()) == qrels
-    assert exports.qrels_filename(small, rounding) == filename
-    note = exports.combined_note(small, rounding)
+    assert sorted(text(qrels_chunks(small, rounding=rounding)).splitlines()) == qrels
+    assert qrels_filename(small, rounding) == filename
+    note = combined_note(small, rounding)
     assert f"grades from {source} (" in note
 
 
@@ -60,7 +68,7 @@ def test_combined_grades_agree_with_scoring_for_every_rule_and_source(mixed_pool
     pool, _ = mixed_pool
     pool.combine_rule, pool.grade_source = rule, source
     pool.save()
-    ours = exports.combined_grades(pool)
+    ours = combined_grades(pool)
     grades = pool_grades(pool)
     query_ids = dict(Query.objects.values_list("pk", "external_id"))
     doc_ids = dict(Document.objects.values_list("pk", "external_id"))
@@ -74,12 +82,12 @@ def test_combined_grades_agree_with_scoring_for_every_rule_and_source(mixed_pool
 def test_ranklib_and_quepid_name_the_source(small):
     small.grade_source = "fill"
     small.save()
-    header = text(exports.ranklib_lines(small)).splitlines()[0]
+    header = text(ranklib_lines(small)).splitlines()[0]
     assert header.startswith("# Combined grades of pool robust: rule mean")
     assert "grades from fill (Humans; a model judge fills pairs no human graded)" in header
-    assert exports.POOL_EXPORTS["judgments-csv"].filename(small) == "robust.mean.fill.ratings.csv"
-    assert exports.POOL_EXPORTS["ranklib"].filename(small) == "robust.mean.fill.ranklib.txt"
-    assert text(exports.judgments_csv_lines(small)).splitlines()[1:] == [
+    assert POOL_EXPORTS["judgments-csv"].filename(small) == "robust.mean.fill.ratings.csv"
+    assert POOL_EXPORTS["ranklib"].filename(small) == "robust.mean.fill.ranklib.txt"
+    assert text(judgments_csv_lines(small)).splitlines()[1:] == [
         "query q1,d1,1",
         "query q1,d2,3",
         "query q2,d3,2",
@@ -87,14 +95,14 @@ def test_ranklib_and_quepid_name_the_source(small):
 
 
 def test_per_rater_and_jsonl_exports_keep_the_judge_like_any_rater(small):
-    assert text(exports.rater_csv_lines(small)).splitlines() == [
+    assert text(rater_csv_lines(small)).splitlines() == [
         "query_id,doc_id,gpt-judge,rita_rater",
         "q1,d1,4,1",
         "q1,d2,3,",
         "q2,d3,,2",
     ]
-    assert '"rater": "gpt-judge"' in text(exports.judgments_jsonl_lines(small))
-    assert '"note": "looks perfect"' in text(exports.judgments_jsonl_lines(small))
+    assert '"rater": "gpt-judge"' in text(judgments_jsonl_lines(small))
+    assert '"note": "looks perfect"' in text(judgments_jsonl_lines(small))
 
 
 def test_the_export_page_names_the_source(client, site_admin, small):

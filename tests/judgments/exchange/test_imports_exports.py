@@ -10,7 +10,22 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from judgments import services
-from judgments.exchange import exports
+from judgments.exchange.exports.files import (
+    documents_lines,
+    judgments_csv_lines,
+    judgments_jsonl_lines,
+    queries_lines,
+    rater_csv_lines,
+)
+from judgments.exchange.exports.grades import (
+    combined_grades,
+    qrels_blocks,
+    qrels_chunks,
+    qrels_filename,
+    ranklib_lines,
+)
+from judgments.exchange.exports.runs import run_chunks
+from judgments.exchange.exports.stream import ExportError
 from judgments.exchange.formats import FormatError
 from judgments.exchange.imports import import_qrels
 from judgments.exchange.imports.documents import import_documents
@@ -79,11 +94,11 @@ def test_documents_export_re_imports_into_an_empty_pool_unchanged(pool):
         b'{"id": "d4", "title": "T\\u00e9", "body": "multi\\nline", "x": {"y": [true, null]}}\n',
         name="d",
     )
-    exported = text(exports.documents_lines(pool))
+    exported = text(documents_lines(pool))
     other = Pool.objects.create(name="copy")
     summary = import_documents(other, exported.encode(), name="copy.jsonl")
     assert summary.created == 4
-    assert text(exports.documents_lines(other)) == exported
+    assert text(documents_lines(other)) == exported
     assert json.loads(exported.splitlines()[-1]) == {
         "id": "d4",
         "title": "Té",
@@ -195,11 +210,11 @@ def judged(pool, rater, other_rater, site_admin):
 
 
 def test_judgments_jsonl_re_imports_into_an_empty_pool_with_nothing_lost(judged):
-    exported = text(exports.judgments_jsonl_lines(judged))
+    exported = text(judgments_jsonl_lines(judged))
     empty = Pool.objects.create(name="restored")
     summary = import_judgments(empty, exported.encode(), format="jsonl", name="robust.judgments.jsonl")
     assert (summary.read, summary.created, summary.updated) == (5, 4, 1)  # 4 judgments, 1 final grade
-    assert text(exports.judgments_jsonl_lines(empty)) == exported
+    assert text(judgments_jsonl_lines(empty)) == exported
     restored = Judgment.objects.get(
         pair__pool=empty, rater__username="rita_rater", pair__document__external_id="d1"
     )
@@ -207,7 +222,7 @@ def test_judgments_jsonl_re_imports_into_an_empty_pool_with_nothing_lost(judged)
     assert restored.note == "clear answer"
     final = Pair.objects.get(pool=empty, document__external_id="d1")
     assert (final.final_grade, final.final_by.username) == (2, "ada_admin")
-    assert exports.combined_grades(empty) == exports.combined_grades(judged)
+    assert combined_grades(empty) == combined_grades(judged)
     # Importing the same file again changes nothing.
     again = import_judgments(empty, exported.encode(), format="jsonl", name="again.jsonl")
     assert (again.created, again.updated, again.unchanged) == (0, 0, 5)
@@ -275,7 +290,7 @@ def test_combined_grades_agree_with_scoring_for_every_rule(judged, rule, other_r
     services.record_judgment(pair(judged, "q2", "d3"), User.objects.get(username="rita_rater"), grade=3)
     judged.combine_rule = rule
     judged.save()
-    ours = exports.combined_grades(judged)
+    ours = combined_grades(judged)
     grades = pool_grades(judged)
     query_ids = dict(Query.objects.values_list("pk", "external_id"))
     doc_ids = dict(Document.objects.values_list("pk", "external_id"))
@@ -289,11 +304,11 @@ def test_combined_grades_agree_with_scoring_for_every_rule(judged, rule, other_r
 
 def test_qrels_export_rounds_unless_exact(judged, other_rater):
     Pair.objects.filter(pool=judged).update(final_grade=None)
-    assert lines(exports.qrels_chunks(judged, rounding="exact")) == ["q1 0 d1 2", "q2 0 d3 0"]
+    assert lines(qrels_chunks(judged, rounding="exact")) == ["q1 0 d1 2", "q2 0 d3 0"]
     services.record_judgment(pair(judged, "q2", "d3"), User.objects.get(username="rita_rater"), grade=3)
-    assert lines(exports.qrels_chunks(judged, rounding="exact")) == ["q1 0 d1 2", "q2 0 d3 1.5"]
-    assert lines(exports.qrels_chunks(judged)) == ["q1 0 d1 2", "q2 0 d3 2"]
-    assert exports.qrels_filename(judged) == "robust.mean.qrels"
+    assert lines(qrels_chunks(judged, rounding="exact")) == ["q1 0 d1 2", "q2 0 d3 1.5"]
+    assert lines(qrels_chunks(judged)) == ["q1 0 d1 2", "q2 0 d3 2"]
+    assert qrels_filename(judged) == "robust.mean.qrels"
 
 
 def test_qrels_export_streams_in_blocks(pool, rater):
@@ -301,7 +316,7 @@ def test_qrels_export_streams_in_blocks(pool, rater):
     import_documents(pool, docs.encode(), name="docs")
     qrels = "".join(f"q1 0 doc{i} {i % 5}\n" for i in range(6000))
     import_qrels(pool, qrels.encode(), name="big.qrels", rater=rater)
-    blocks = list(exports.qrels_blocks(pool))
+    blocks = list(qrels_blocks(pool))
     # Blocks of at most 1,000 lines (pairs grouped by id / 1000), each ending a line.
     assert len(blocks) >= 6 and all(block.endswith(b"\n") and block.count(b"\n") <= 1000 for block in blocks)
     assert sorted(b"".join(blocks).decode().splitlines()) == sorted(qrels.splitlines())
@@ -315,7 +330,7 @@ def test_an_abandoned_qrels_stream_leaves_the_connection_usable(pool, rater, mon
     connection.ensure_connection()
     cancels = []  # a cancel request can land on the next statement: the stream drains instead
     monkeypatch.setattr(connection.connection, "_try_cancel", lambda *a, **k: cancels.append(a))
-    stream = exports.qrels_blocks(pool)
+    stream = qrels_blocks(pool)
     next(stream)
     stream.close()
     assert cancels == []
@@ -325,17 +340,17 @@ def test_an_abandoned_qrels_stream_leaves_the_connection_usable(pool, rater, mon
 def test_ids_with_control_characters_or_backslashes_in_trec_exports(pool, rater, run):
     Document.objects.filter(pool=pool, external_id="d1").update(external_id="d\\1")
     import_qrels(pool, b"q1 0 d\\1 2\n", name="q", rater=rater)
-    assert lines(exports.qrels_chunks(pool)) == ["q1 0 d\\1 2"]
-    assert text(exports.run_chunks(run)).splitlines()[0] == "q1 Q0 d\\1 1 3 bm25"
+    assert lines(qrels_chunks(pool)) == ["q1 0 d\\1 2"]
+    assert text(run_chunks(run)).splitlines()[0] == "q1 Q0 d\\1 1 3 bm25"
     Document.objects.filter(pool=pool, external_id="d\\1").update(external_id="d\x011")
-    with pytest.raises(exports.ExportError, match="control character"):
-        text(exports.qrels_chunks(pool))
-    with pytest.raises(exports.ExportError, match="control character"):
-        text(exports.run_chunks(run))
+    with pytest.raises(ExportError, match="control character"):
+        text(qrels_chunks(pool))
+    with pytest.raises(ExportError, match="control character"):
+        text(run_chunks(run))
 
 
 def test_ranklib_numbers_queries_and_says_how(judged):
-    lines = text(exports.ranklib_lines(judged)).splitlines()
+    lines = text(ranklib_lines(judged)).splitlines()
     assert lines[0].startswith("# Combined grades of pool robust: rule mean")
     assert lines[1:4] == [
         "# qid:N numbers the queries in order of their ids:",
@@ -345,7 +360,7 @@ def test_ranklib_numbers_queries_and_says_how(judged):
     assert lines[4:] == ["2 qid:1 # d1 query q1", "0 qid:2 # d3 query q2"]
     Query.objects.filter(pool=judged, external_id="q1").update(external_id="301")
     Query.objects.filter(pool=judged, external_id="q2").update(external_id="302")
-    assert text(exports.ranklib_lines(judged)).splitlines()[1:] == [
+    assert text(ranklib_lines(judged)).splitlines()[1:] == [
         "# qid:N is the query id.",
         "2 qid:301 # d1 query q1",
         "0 qid:302 # d3 query q2",
@@ -353,29 +368,26 @@ def test_ranklib_numbers_queries_and_says_how(judged):
 
 
 def test_quepid_and_rater_csv_exports(judged):
-    assert text(exports.judgments_csv_lines(judged)) == "query,docid,rating\nquery q1,d1,2\nquery q2,d3,0\n"
+    assert text(judgments_csv_lines(judged)) == "query,docid,rating\nquery q1,d1,2\nquery q2,d3,0\n"
+    assert text(judgments_csv_lines(judged, query_column="id")) == "query,docid,rating\nq1,d1,2\nq2,d3,0\n"
     assert (
-        text(exports.judgments_csv_lines(judged, query_column="id"))
-        == "query,docid,rating\nq1,d1,2\nq2,d3,0\n"
-    )
-    assert (
-        text(exports.rater_csv_lines(judged))
+        text(rater_csv_lines(judged))
         == "query_id,doc_id,ray_rater,rita_rater\nq1,d1,1,3\nq1,d2,,X\nq2,d3,0,\n"
     )
 
 
 def test_queries_tsv_refuses_a_text_with_a_tab(pool):
-    assert text(exports.queries_lines(pool, "tsv")) == "q1\tquery q1\nq2\tquery q2\n"
+    assert text(queries_lines(pool, "tsv")) == "q1\tquery q1\nq2\tquery q2\n"
     Query.objects.filter(external_id="q2").update(text="a\tb")
-    with pytest.raises(exports.ExportError, match="tab or line break"):
-        exports.queries_lines(pool, "tsv")
-    assert json.loads(text(exports.queries_lines(pool, "jsonl")).splitlines()[1])["text"] == "a\tb"
+    with pytest.raises(ExportError, match="tab or line break"):
+        queries_lines(pool, "tsv")
+    assert json.loads(text(queries_lines(pool, "jsonl")).splitlines()[1])["text"] == "a\tb"
 
 
 def test_run_export_uses_configuration_name_when_the_tag_is_unusable(run):
     run.tag = "has space"
     run.save()
-    assert text(exports.run_chunks(run)).splitlines()[0] == "q1 Q0 d1 1 3 bm25"
+    assert text(run_chunks(run)).splitlines()[0] == "q1 Q0 d1 1 3 bm25"
 
 
 # --- Commands --------------------------------------------------------------------------------------
@@ -386,7 +398,7 @@ def test_import_and_export_commands(judged, tmp_path):
     call_command("export_judgments", "--pool", "robust", "--format", "jsonl", stdout=out)
     path = tmp_path / "j.jsonl"
     path.write_text(out.getvalue())
-    err = io.StringIO()
+    result, err = io.StringIO(), io.StringIO()
     call_command(
         "import_judgments",
         "--pool",
@@ -394,10 +406,11 @@ def test_import_and_export_commands(judged, tmp_path):
         "--format",
         "jsonl",
         str(path),
-        stdout=io.StringIO(),
+        stdout=result,
         stderr=err,
     )
-    assert "5 judgments read: 4 created, 1 updated" in err.getvalue()
+    assert "5 judgments read: 4 created, 1 updated" in result.getvalue()  # the result, on stdout
+    assert err.getvalue() == "Created pool fresh\n"  # a diagnostic, on stderr
     assert Judgment.objects.filter(pair__pool__name="fresh").count() == 4
 
     docs = tmp_path / "docs.jsonl"
@@ -460,10 +473,10 @@ def test_import_command_reports_problems_and_writes_nothing(pool, tmp_path):
 
 def test_an_admin_who_judged_and_adjudicated_a_pair_round_trips(judged, site_admin):
     services.record_judgment(pair(judged, "q1", "d1"), site_admin, grade=4)
-    exported = text(exports.judgments_jsonl_lines(judged))
+    exported = text(judgments_jsonl_lines(judged))
     empty = Pool.objects.create(name="restored")
     import_judgments(empty, exported.encode(), format="jsonl", name="j.jsonl")
-    assert text(exports.judgments_jsonl_lines(empty)) == exported
+    assert text(judgments_jsonl_lines(empty)) == exported
     restored = Pair.objects.get(pool=empty, document__external_id="d1")
     assert (restored.final_grade, restored.final_by) == (2, site_admin)
     assert Judgment.objects.get(pair=restored, rater=site_admin).grade == 4

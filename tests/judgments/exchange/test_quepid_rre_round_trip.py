@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from judgments.exchange import exports, formats
+from judgments.exchange import formats
+from judgments.exchange.exports.files import quepid_csv_lines, rre_lines
+from judgments.exchange.exports.stream import ExportError
 from judgments.exchange.imports.judgments import import_judgments
 from judgments.models import Judgment, Pool, Query
 
@@ -40,7 +42,7 @@ def test_quepid_case_export_round_trips_byte_for_byte(db):
     assert "5 unrated rows skipped" in str(summary)
     texts = list(Query.objects.filter(pool=pool).order_by("pk").values_list("text", flat=True))
     assert texts == ["=cmd", "First Query", "Second Query", "Third Query", "Fourth Query", "BLOWUP_QUERY"]
-    exported = "".join(exports.quepid_csv_lines(pool))
+    exported = "".join(quepid_csv_lines(pool))
     # Every line comes back byte for byte (Quepid writes no final line feed; we always end lines with
     # one). The order is ours, as in every export: by query id (here made from the text), then doc id,
     # not the order Quepid happened to write (its queries' creation order), which no pool can keep.
@@ -59,7 +61,7 @@ def test_quepid_import_dialog_example_keeps_what_a_pool_can_hold(db):
     assert (summary.created, summary.skipped) == (1, 2)  # star wars,3557771, and star trek,,
     # The unrated pair is not held (a pair without a grade is no judgment); the ungraded query is.
     assert (
-        "".join(exports.quepid_csv_lines(pool))
+        "".join(quepid_csv_lines(pool))
         == "query,docid,rating\nstar trek,,\nstar wars,3574597,3.0\n"  # by query id
     )
 
@@ -79,7 +81,7 @@ def test_quepid_rre_files_round_trip(db, shape):
     pool = Pool.objects.create(name=f"rre-{shape}")
     source = DATA / "quepid" / ("mock_rre_json.json" if shape == "grade" else "case_export_rre.json")
     _import(pool, source, "rre")
-    exported = "".join(exports.rre_lines(pool, shape=shape, index=json.loads(source.read_text())["index"]))
+    exported = "".join(rre_lines(pool, shape=shape, index=json.loads(source.read_text())["index"]))
     assert _rre_content(exported) == _rre_content(source.read_text())
     document = json.loads(exported)
     assert {"id_field", "index", "queries"} <= document.keys()
@@ -106,5 +108,5 @@ def test_rre_export_refuses_two_queries_with_one_text(db):
     pool = Pool.objects.create(name="twins")
     Query.objects.create(pool=pool, external_id="q1", text="same")
     Query.objects.create(pool=pool, external_id="q2", text="same")
-    with pytest.raises(exports.ExportError, match="q1, q2"):
-        exports.rre_lines(pool)
+    with pytest.raises(ExportError, match="q1, q2"):
+        rre_lines(pool)

@@ -14,7 +14,8 @@ import pytest
 import pytrec_eval
 from django.core.management import call_command
 
-from judgments.exchange import exports
+from judgments.exchange.exports.grades import qrels_chunks
+from judgments.exchange.exports.runs import run_chunks
 from judgments.exchange.imports import import_qrels, import_run
 from judgments.models import Pool, SearchConfiguration, Team
 
@@ -93,8 +94,8 @@ def test_exported_qrels_and_run_evaluate_like_the_originals(team, qrels_name, ru
         run_bytes = b"".join(b" ".join(line.split()[:6]) + b"\n" for line in run_bytes.splitlines())
     run = import_run(configuration, run_bytes, name=run_name)
 
-    exported_qrels = "".join(exports.qrels_chunks(pool))
-    exported_run = "".join(exports.run_chunks(run))
+    exported_qrels = "".join(qrels_chunks(pool))
+    exported_run = "".join(run_chunks(run))
 
     original_qrels = {
         q: {d: g for d, g in docs.items() if g >= 0} for q, docs in read_qrels(qrels_path.read_text()).items()
@@ -116,7 +117,7 @@ def test_exported_run_keeps_trec_eval_order_with_strictly_decreasing_scores(team
     )
     previous: dict[str, float] = {}
     ranks: dict[str, int] = {}
-    for line in "".join(exports.run_chunks(run)).splitlines():
+    for line in "".join(run_chunks(run)).splitlines():
         qid, q0, _docid, rank, score, tag = line.split(" ")
         assert (q0, tag) == ("Q0", "comment.test")
         assert int(rank) == ranks.get(qid, 0) + 1

@@ -42,7 +42,7 @@ def worker_signals():
 
 
 def form_data(**changes):
-    from judgments.judges.prompt import DEFAULT_SYSTEM, DEFAULT_USER
+    from judgments.judge_prompts import DEFAULT_SYSTEM, DEFAULT_USER
 
     return {**FORM, "prompt_system": DEFAULT_SYSTEM, "prompt_user": DEFAULT_USER, **changes}
 

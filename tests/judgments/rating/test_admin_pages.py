@@ -11,7 +11,7 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from judgments import services
-from judgments.exchange.exports import combined_grades
+from judgments.exchange.exports.grades import combined_grades
 from judgments.models import Document, Pair
 from judgments.rating import adjudication, queue
 
@@ -19,7 +19,7 @@ from judgments.rating import adjudication, queue
 def test_build_queue_from_the_page(client, site_admin, pool, run):
     client.force_login(site_admin)
     response = client.post(reverse("rating:queue-build", args=[pool.name]), {"k": "2"}, follow=True)
-    assert "Queued 4 new pair(s)" in response.content.decode()
+    assert "4 pair(s) newly queued" in response.content.decode()
     assert Pair.objects.queued().count() == 4  # q1: d1 d2, q2: d3 d1
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from judgments.exchange.exports import combined_grades
+from judgments.exchange.exports.grades import combined_grades
 from judgments.models import Judgment, JudgmentChange, Pair
 from judgments.rating import grading, queue
 

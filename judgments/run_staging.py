@@ -1,7 +1,8 @@
-"""Storing a captured run while it is still arriving: the rankings are checked, their documents looked up
-and their rows staged while the engine answers the other queries, so that the run's own transaction at
-the end is short (5,000 rankings of 100: `record_run` took 0.8-1.2 s after the last answer; staged,
-the insert from the staging table and the commit take 0.2-0.3 s; measured under load 8-13).
+"""The staging entry point of the one run writer (judgments.services.store_run), for a run that is still
+arriving (a capture): the rankings are checked, their documents looked up and their rows staged while
+the engine answers the other queries, so that the run's own transaction at the end is short (an insert
+from the staging table and the commit, where `record_run` would check, look up and copy everything
+after the last answer).
 
 `RunWriter(configuration, query_pks)`: `add(query_id, doc_ids)` for each answered query, in the
 caller's thread (the one holding the database connection); every `BATCH` rankings it checks them as
@@ -30,7 +31,6 @@ from django.db import DatabaseError, connection, transaction
 
 from judgments import services as core
 from judgments.models import Run, SearchConfiguration
-from judgments.signals import run_submitted
 
 logger = logging.getLogger(__name__)
 BATCH = 250  # rankings staged at a time: few statements, and the last batch is small work at the end
@@ -131,14 +131,8 @@ class RunWriter:
             if self.unknown
             else {}
         )
-        run = Run.objects.create(
-            configuration=self.configuration,
-            source=source,
-            submitted_by=submitted_by,
-            tag=tag[:200],
-            endpoint=endpoint,
-        )
-        with connection.cursor() as cursor:
+
+        def write_rankings(cursor, run: Run) -> None:
             # Placeholder -i is the i-th new document: its key is element i of the array parameter.
             cursor.execute(
                 f"""
@@ -150,8 +144,15 @@ class RunWriter:
                 """,
                 [run.pk, [new[doc] for doc in self.unknown]],
             )
-        run_submitted.send(sender=Run, run=run)  # inside the transaction (see judgments.signals)
-        return run
+
+        return core.store_run(
+            self.configuration,
+            write_rankings,
+            source=source,
+            submitted_by=submitted_by,
+            tag=tag,
+            endpoint=endpoint,
+        )
 
     def close(self) -> None:
         """Drop the staging table (it would go with the session anyway; a worker's session lives on)."""

@@ -1,8 +1,8 @@
-"""A configuration's search endpoint, one row per version, and the captures run against it.
+"""A configuration's search endpoint, one row per version, and the captures run against it (the capture
+wing, judgments/capture, sends the queries; the definition's meaning is judgments/endpoints, pure Python).
 
-Registered with the judgments app (judgments/models/runs.py imports these classes). Every edit of an endpoint
-creates a new `SearchEndpoint` version and keeps the old ones, and every captured run links to the version
-it was captured with (`Run.endpoint`), so a score can always be traced to the exact definition.
+Every edit of an endpoint creates a new `SearchEndpoint` version and keeps the old ones, and every
+captured run links to the version it was captured with (`Run.endpoint`), so a score can always be traced to the exact definition.
 
 Stored versions hold the *resolved* definition (the kind's defaults written out), so a change of a
 default in the code never changes what an old version means. Secrets: `auth_secret_env` names an
@@ -23,7 +23,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from .engines import AUTH_KINDS, KINDS, EndpointSpec
+from ..endpoints.engines import AUTH_KINDS, KINDS, EndpointSpec
+from .jobs import StaleRule
 from .secret_fields import EncryptedTextField, SecretHeadersField
 
 MAX_DEPTH = 10_000  # Elasticsearch's index.max_result_window
@@ -130,8 +131,11 @@ class SearchEndpoint(models.Model):
         return {name: getattr(self, name) for name in (*SPEC_FIELDS, "depth")}
 
 
-class CaptureJob(models.Model):
-    """One capture of a configuration's endpoint: its progress while it runs, then its outcome."""
+class CaptureJob(StaleRule, models.Model):
+    """One capture of a configuration's endpoint: its progress while it runs, then its outcome. A stale
+    one (`StaleRule`: its process died) stored nothing."""
+
+    STALE_AFTER = STALE_AFTER
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -191,11 +195,6 @@ class CaptureJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
-
-    @property
-    def stale(self) -> bool:
-        """Running, but silent for STALE_AFTER: its process died (killed, crashed); nothing was stored."""
-        return self.status == self.Status.RUNNING and timezone.now() - self.updated_at > STALE_AFTER
 
     @property
     def active(self) -> bool:

@@ -4,8 +4,7 @@ value), decrypted only when a row is loaded.
 
 The key is derived from SECRET_KEY with HKDF-SHA256 (its own `info`, so it is used for nothing else).
 After a change of SECRET_KEY, the old key in SECRET_KEY_FALLBACKS keeps the stored secrets readable, and
-every secret stored from then on uses the new key; `manage.py shell -c "from judgments.capture.
-secret_fields import reencrypt_all; reencrypt_all()"` rewrites the old ones. A stored value that no key
+every secret stored from then on uses the new key; `manage.py reencrypt_secrets` rewrites the old ones. A stored value that no key
 opens is read as "" (the endpoint then says its secret is not set) and logged, never raised: the pages
 that list endpoints keep working, and a capture says what is missing.
 
@@ -27,7 +26,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.db import models
 
-from .engines import is_sensitive_header
+from ..endpoints.engines import is_sensitive_header
 
 logger = logging.getLogger(__name__)
 PREFIX = "fernet:"
@@ -43,7 +42,8 @@ def _fernet(keys: tuple[str, ...]) -> MultiFernet:
     return MultiFernet(derived)
 
 
-def _keys() -> MultiFernet:
+def current_keys() -> MultiFernet:
+    """SECRET_KEY's derived key first (it encrypts), then SECRET_KEY_FALLBACKS' (they still decrypt)."""
     return _fernet((settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", ())))
 
 
@@ -51,7 +51,7 @@ def encrypt(value: str) -> str:
     """`value` as stored: "" stays "", anything else a prefixed Fernet token."""
     if not value:
         return value
-    return PREFIX + _keys().encrypt(value.encode()).decode("ascii")
+    return PREFIX + current_keys().encrypt(value.encode()).decode("ascii")
 
 
 def decrypt(stored: str) -> str:
@@ -59,7 +59,7 @@ def decrypt(stored: str) -> str:
     if not stored or not stored.startswith(PREFIX):
         return stored
     try:
-        return _keys().decrypt(stored[len(PREFIX) :].encode("ascii")).decode()
+        return current_keys().decrypt(stored[len(PREFIX) :].encode("ascii")).decode()
     except (InvalidToken, ValueError):
         logger.error(
             "a stored endpoint secret cannot be decrypted with SECRET_KEY or SECRET_KEY_FALLBACKS "
@@ -105,7 +105,7 @@ def _encrypted_headers(value):
     if not isinstance(value, list | tuple):
         return value
     return [
-        [str(item[0]), encrypt(str(item[1]))] if _pair(item) and is_sensitive_header(str(item[0])) else item
+        [str(item[0]), encrypt(str(item[1]))] if is_pair(item) and is_sensitive_header(str(item[0])) else item
         for item in value
     ]
 
@@ -114,15 +114,15 @@ def _decrypted_headers(value):
     if not isinstance(value, list):
         return value
     return [
-        [item[0], decrypt(item[1])] if _pair(item) and isinstance(item[1], str) else item for item in value
+        [item[0], decrypt(item[1])] if is_pair(item) and isinstance(item[1], str) else item for item in value
     ]
 
 
-def _pair(item) -> bool:
+def is_pair(item) -> bool:
     return isinstance(item, list | tuple) and len(item) == 2
 
 
-def _reencrypted(stored: str, keys: MultiFernet) -> str:
+def reencrypted(stored: str, keys: MultiFernet) -> str:
     """`stored` under the current key: a token rotated (InvalidToken when no key opens it), a value
     written before encryption encrypted."""
     if not stored:
@@ -130,46 +130,3 @@ def _reencrypted(stored: str, keys: MultiFernet) -> str:
     if not stored.startswith(PREFIX):
         return encrypt(stored)
     return PREFIX + keys.rotate(stored[len(PREFIX) :].encode("ascii")).decode("ascii")
-
-
-def reencrypt_all() -> int:
-    """Rewrite every stored secret under the current SECRET_KEY (after a key change, with the old key in
-    SECRET_KEY_FALLBACKS); returns the rows rewritten. Works on the stored tokens (MultiFernet.rotate),
-    never through the fields' reading: a row that no key opens is left exactly as it is (and logged), so
-    running this without the old key loses nothing."""
-    import json
-
-    from django.db import connection, transaction
-
-    from .models import SearchEndpoint
-
-    table = connection.ops.quote_name(SearchEndpoint._meta.db_table)
-    keys, count, unreadable = _keys(), 0, 0
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, auth_secret, headers FROM {table} FOR UPDATE")
-        for pk, secret, headers in cursor.fetchall():
-            headers = json.loads(headers) if isinstance(headers, str) else headers
-            try:
-                secret = _reencrypted(secret, keys)
-                if isinstance(headers, list):
-                    headers = [
-                        [item[0], _reencrypted(item[1], keys)]
-                        if _pair(item) and isinstance(item[1], str) and is_sensitive_header(str(item[0]))
-                        else item
-                        for item in headers
-                    ]
-            except (InvalidToken, ValueError):
-                unreadable += 1
-                continue
-            cursor.execute(
-                f"UPDATE {table} SET auth_secret = %s, headers = %s::jsonb WHERE id = %s",
-                [secret, json.dumps(headers), pk],
-            )
-            count += 1
-    if unreadable:
-        logger.error(
-            "%d endpoint(s) hold a secret that neither SECRET_KEY nor SECRET_KEY_FALLBACKS opens; left as they "
-            "are (add the old key to SECRET_KEY_FALLBACKS and run this again)",
-            unreadable,
-        )
-    return count

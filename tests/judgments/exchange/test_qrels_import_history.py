@@ -1,4 +1,4 @@
-"""The qrels import's fast path (judgments/imports/qrels_table.py) and the statement-level judgment
+"""The qrels import's fast path (judgments/exchange/imports/qrels_table.py) and the statement-level judgment
 history (migration 0004): every created or changed judgment leaves one history row with the right
 actor, whoever writes it; an unchanged one leaves none; a bad file writes nothing."""
 

@@ -6,8 +6,8 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from judgments.capture import services
-from judgments.capture.models import CaptureJob
 from judgments.models import Run
+from judgments.models.capture import CaptureJob
 from tests.conftest import login
 
 from .conftest import engine_ranking

@@ -1,0 +1,139 @@
+"""Pages that let a team defend model grades: prediction-powered estimates with the human sample, the
+leaderboard by each assessor, and the notes the leaderboard, compare and trust pages carry (sample
+progress, circular evaluation, probe results).
+
+Engineers of a pool and admins see the estimates and the assessors' leaderboards (they are scores);
+only admins draw a sample. The estimates recompute metrics in memory, so they live on their own page,
+linked from the leaderboard and the compare page, which stay fast.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from judgments import access
+from judgments.models import ModelJudge, Pool
+from judgments.rating import queue
+from judgments.rating.sample import SampleError, draw_sample, sample_status
+
+from . import estimates as ppi_estimates
+from .assessors import MIN_GRADES, assessor_boards, humans_top
+from .circularity import circular_configurations
+from .flavours import DEFAULT_FLAVOUR, FLAVOURS
+
+MEASURES_OFFERED = ("ndcg@10", "ndcg@5", "ndcg@3", "ndcg@100", "p@10", "recall@100", "mrr", "ap")
+
+
+def leaderboard_notes(pool: Pool) -> dict:
+    """What the leaderboard says about model grades: the sample's progress, circular configurations."""
+    circular = circular_configurations(pool)
+    sample = sample_status(pool)
+    return {
+        "sample": sample,
+        "estimates": sample is not None and sample.finished and ModelJudge.objects.filter(pool=pool).exists(),
+        "circular": circular,
+        "humans_top": humans_top(pool) if circular else [],
+    }
+
+
+def difference_url(pool: Pool, a, b, metric: str, flavour: str) -> str | None:
+    """The estimates page's A − B for a compare page, when the pool has a judge and a human sample."""
+    if not (ModelJudge.objects.filter(pool=pool).exists() and sample_status(pool) is not None):
+        return None
+    params = {"a": a.name, "b": b.name, "flavour": flavour}
+    if metric in MEASURES_OFFERED:
+        params["measure"] = metric
+    return reverse("scoring:estimates", args=[pool.name]) + "?" + urlencode(params)
+
+
+def _pool(request: HttpRequest, pool_name: str) -> Pool:
+    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
+
+
+@require_GET
+def estimates_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _pool(request, pool_name)
+    measure = request.GET.get("measure") or "ndcg@10"
+    flavour = request.GET.get("flavour") or request.GET.get("flavor") or DEFAULT_FLAVOUR
+    status = sample_status(found)
+    tables, problems = [], []
+    for judge in ModelJudge.objects.filter(pool=found).select_related("user"):
+        try:
+            table = ppi_estimates.estimates(found, judge, measure, flavour)
+        except ppi_estimates.EstimateError as error:
+            problems.append((judge, str(error)))
+            continue
+        difference = None
+        names = [row.configuration.name for row in table.rows]
+        a, b = request.GET.get("a"), request.GET.get("b")
+        if a in names and b in names and a != b:
+            difference = {"a": a, "b": b, "estimate": table.difference(names.index(a), names.index(b))}
+        tables.append({"table": table, "difference": difference, "circular": circular_configurations(found)})
+    template = "scoring/_estimates_tables.html" if request.GET.get("fragment") else "scoring/estimates.html"
+    return render(
+        request,
+        template,
+        {
+            "pool": found,
+            "status": status,
+            "tables": tables,
+            "problems": problems,
+            "measure": measure,
+            "flavour": flavour,
+            "measures": MEASURES_OFFERED,
+            "flavours": list(FLAVOURS),
+            "is_admin": access.is_admin(request.user),
+            "default_depth": queue.DEFAULT_DEPTH,
+            "n_queries": found.queries.count(),
+        },
+    )
+
+
+@access.require(access.is_admin)
+@require_POST
+def draw_sample_view(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = access.admin_pool_or_404(request, pool_name)
+    try:
+        size = int(request.POST.get("size", ""))
+        seed = int(request.POST["seed"]) if request.POST.get("seed", "").strip() else None
+        depth = int(request.POST.get("depth") or queue.DEFAULT_DEPTH)
+    except ValueError:
+        messages.error(request, "Size, seed and depth are whole numbers.")
+        return redirect("scoring:estimates", found.name)
+    try:
+        drawn = draw_sample(found, size, seed=seed, depth=depth, actor=request.user)
+    except (SampleError, queue.QueueError) as error:
+        messages.error(request, str(error))
+        return redirect("scoring:estimates", found.name)
+    replaced = " It replaces the previous sample." if drawn.replaced else ""
+    messages.success(
+        request,
+        f"Drew {len(drawn.query_ids)} queries at random (seed {drawn.sample.seed}); {drawn.queued.queued} "
+        f"pairs queued for the human raters ahead of the rest.{replaced}",
+    )
+    return redirect("scoring:estimates", found.name)
+
+
+@require_GET
+def assessors_page(request: HttpRequest, pool_name: str) -> HttpResponse:
+    found = _pool(request, pool_name)
+    result = assessor_boards(found)
+    rows = [
+        {"board": board, "winner": result.winner(board), "taus": result.taus[i]}
+        for i, board in enumerate(result.boards)
+    ]
+    columns = [
+        {"configuration": c, "means": [board.means[j] for board in result.boards]}
+        for j, c in enumerate(result.configurations)
+    ]
+    return render(
+        request,
+        "scoring/assessors.html",
+        {"pool": found, "result": result, "rows": rows, "columns": columns, "min_grades": MIN_GRADES},
+    )
