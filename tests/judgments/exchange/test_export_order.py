@@ -8,7 +8,8 @@ import re
 import pytest
 
 from judgments import services
-from judgments.exchange.exports import POOL_EXPORTS, run_chunks
+from judgments.exchange.exports.catalog import POOL_EXPORTS
+from judgments.exchange.exports.runs import run_chunks
 from judgments.models import Document, Judgment, Pair, Pool, Query, SearchConfiguration
 
 # Ids whose code point order differs from a locale's (case, digits, punctuation) and from insertion.
