@@ -59,8 +59,18 @@ def _user(context):
     return context["request"].user
 
 
+class NameField(serializers.SlugRelatedField):
+    """A related object by name. A name with a NUL is no name (PostgreSQL text cannot hold one: the
+    lookup was a 500; schemathesis found it in a form body)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value="(a name with a NUL character)")
+        return super().to_internal_value(data)
+
+
 @extend_schema_field(OpenApiTypes.STR)
-class ScopedPoolField(serializers.SlugRelatedField):
+class ScopedPoolField(NameField):
     """A pool by name, among those the user may use for this write (`scope` is an access helper)."""
 
     def __init__(self, scope=access.pools_for, **kwargs):
@@ -128,7 +138,7 @@ class DocumentSerializer(serializers.ModelSerializer):
 # --- Configurations and runs ----------------------------------------------------------------------
 
 
-class TeamField(serializers.SlugRelatedField):
+class TeamField(NameField):
     """A team by name: admins name any team, engineers only their own."""
 
     def __init__(self, **kwargs):

@@ -111,3 +111,12 @@ def test_fields_null_for_deleted_or_absent_accounts_are_nullable_in_the_schema()
     components = json.loads(json.dumps(schema.raw_schema))["components"]["schemas"]
     assert components["Capture"]["properties"]["requested_by"]["nullable"] is True
     assert components["Run"]["properties"]["submitted_by"]["nullable"] is True
+
+
+def test_a_nul_in_a_name_in_a_body_is_a_400(client, site_admin, world):
+    """Found by schemathesis: a team or pool name with a NUL in a form body was a 500."""
+    client.force_login(site_admin)
+    response = client.post("/api/configurations/", {"pool": "robust", "team": "x\x00", "name": "n"})
+    assert response.status_code == 400 and "team" in response.json()
+    response = client.post("/api/queries/", {"pool": "a\x00b", "external_id": "q9", "text": "t"})
+    assert response.status_code == 400 and "pool" in response.json()
