@@ -23,7 +23,8 @@ from django.views.decorators.http import require_POST
 
 from judgments import access, services
 from judgments.capture import client
-from judgments.endpoints.engines import EndpointError
+from judgments.endpoints.answers import Explanation
+from judgments.endpoints.engines import EXPLAINS, EndpointError, EndpointSpec
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
 from judgments.rating import queue
 from judgments.scale import rounded_grade
@@ -48,6 +49,8 @@ class LiveDocument:
     grade: float | None  # combined grade; None: unjudged
     stored_rank: int | None  # rank in the current run's ranking of the query (None: not in it)
     queued: bool = False  # waiting in the raters' queue
+    explanation: list[tuple[int, str, str]] = field(default_factory=list)  # (depth, value, what), flattened
+    was: int | None = None  # rank in the list it is set against (tuning: the saved endpoint's list)
 
     @property
     def grade_class(self) -> str:
@@ -61,6 +64,11 @@ class LiveDocument:
     def moved(self) -> int | None:
         """Places gained (positive) or lost against the stored ranking; None if it was not ranked."""
         return None if self.stored_rank is None else self.stored_rank - self.rank
+
+    @property
+    def moved_since(self) -> int | None:
+        """Places gained (positive) or lost against the list it is set against; None if new there."""
+        return None if self.was is None else self.was - self.rank
 
 
 @dataclass
@@ -89,33 +97,53 @@ class LiveResult:
         return [d for d in self.unjudged if not d.queued]
 
 
-def _pool_query(configuration: SearchConfiguration, query_id: str | None, text: str) -> Query | None:
+def pool_query(configuration: SearchConfiguration, query_id: str | None, text: str) -> Query | None:
     queries = Query.objects.filter(pool=configuration.pool_id)
     if query_id:
         return queries.filter(external_id=query_id).first()
     return queries.filter(text__iexact=text.strip()).order_by("external_id").first() if text.strip() else None
 
 
-def live_query(configuration: SearchConfiguration, text: str, query: Query | None, depth: int) -> LiveResult:
-    """Ask the configuration's current endpoint for `text` now, and set its answer against the pool."""
+def flatten(tree: Explanation | None, limit: int = 200) -> list[tuple[int, str, str]]:
+    """An engine's score explanation as (depth, value, description) lines, depth first."""
+    lines: list[tuple[int, str, str]] = []
+    stack = [(0, tree)] if tree is not None else []
+    while stack and len(lines) < limit:
+        depth, node = stack.pop()
+        value = "" if node.value is None else f"{node.value:.4g}"
+        lines.append((depth, value, node.description))
+        stack.extend((depth + 1, child) for child in reversed(node.details))
+    return lines
+
+
+def live_query(
+    configuration: SearchConfiguration,
+    text: str,
+    query: Query | None,
+    depth: int,
+    *,
+    spec: EndpointSpec | None = None,
+    explain: bool = False,
+) -> LiveResult:
+    """Ask the configuration's current endpoint (or `spec`, an unsaved edit of it) for `text` now, and
+    set its answer against the pool; `explain` asks the engine why each hit scored as it did."""
     result = LiveResult(text=text, query=query, depth=depth)
     endpoint = configuration.endpoint
     if endpoint is None:
         result.error = "This configuration has no search endpoint."
         return result
     try:
-        answer = client.capture(
-            endpoint.spec(),
-            [(query.external_id if query else "live", text)],
+        got = client.probe(
+            spec or endpoint.spec(),
+            text,
+            query.external_id if query else "live",
             depth,
-            concurrency=1,
             timeout=TIMEOUT,
-            retries=1,
+            explain=explain,
         )
     except EndpointError as exc:
         result.error = f"The endpoint cannot be used: {exc}"
         return result
-    (got,) = answer.results
     result.seconds = got.seconds
     if not got.ok:
         result.error = got.error
@@ -145,6 +173,7 @@ def live_query(configuration: SearchConfiguration, text: str, query: Query | Non
                 score,
                 grades.get(doc.pk) if doc else None,
                 stored_rank.get(doc.pk) if doc else None,
+                explanation=flatten(got.explanations.get(doc_id)),
             )
         )
     live_pks = {d.document.pk for d in result.documents if d.document}
@@ -194,7 +223,7 @@ def _ndcg(documents: list[LiveDocument], grades: dict[int, float]) -> tuple[floa
 MANAGE = "Only the configuration's team and admins query its engine."
 
 
-def _depth(value: str | None) -> int:
+def depth_of(value: str | None) -> int:
     try:
         depth = int(value or DEFAULT_DEPTH)
     except ValueError:
@@ -208,13 +237,14 @@ def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
     pool = configuration.pool
     query_id = request.GET.get("query", "").strip()
     text = request.GET.get("q", "")
-    depth = _depth(request.GET.get("depth"))
-    query = _pool_query(configuration, query_id, text)
+    depth = depth_of(request.GET.get("depth"))
+    query = pool_query(configuration, query_id, text)
     if query_id and query is None:
         messages.warning(request, f"Pool {pool.name} has no query {query_id!r}.")
     if query is not None and query_id:
         text = query.text
-    result = live_query(configuration, text, query, depth) if text.strip() else None
+    explain = bool(request.GET.get("explain"))
+    result = live_query(configuration, text, query, depth, explain=explain) if text.strip() else None
     return render(
         request,
         "scoring/live.html",
@@ -231,8 +261,16 @@ def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
             "cutoff": CUTOFF,
             "can_queue": access.may_queue(request.user, pool),
             "grade_scale": pool.grade_scale,
+            "explain": explain,
+            "explains": _explains(configuration),
         },
     )
+
+
+def _explains(configuration: SearchConfiguration) -> str:
+    """How the configuration's engine is asked to explain its scores ("" if it cannot be)."""
+    endpoint = configuration.endpoint
+    return EXPLAINS.get(endpoint.kind, "") if endpoint else ""
 
 
 @require_POST
@@ -261,5 +299,5 @@ def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
         else:
             messages.success(request, done.message(of=f" of {query.external_id}"))
     return redirect(
-        f"{back}?{urlencode({'query': query.external_id, 'depth': _depth(request.POST.get('depth'))})}"
+        f"{back}?{urlencode({'query': query.external_id, 'depth': depth_of(request.POST.get('depth'))})}"
     )

@@ -57,7 +57,7 @@ from typing import NamedTuple
 
 import certifi
 
-from judgments.endpoints.answers import EngineError
+from judgments.endpoints.answers import EngineError, Explanation, read_explanations
 from judgments.endpoints.engines import EndpointError, EndpointSpec
 from judgments.outbound import RetryPolicy, retry_after_seconds
 
@@ -128,7 +128,7 @@ def _transport_error(exc: Exception, phase: str, timeout: float) -> EngineError:
     if phase == "connecting" and isinstance(exc, OSError):
         return EngineError(f"could not connect to the engine: {exc}", retryable=True)
     if isinstance(exc, http.client.HTTPException | OSError):
-        return EngineError(f"the connection broke: {exc or type(exc).__name__}", retryable=True)
+        return EngineError(f"the connection broke while {phase}: {exc or type(exc).__name__}", retryable=True)
     return EngineError(f"unexpected failure: {type(exc).__name__}: {exc}")
 
 
@@ -474,3 +474,55 @@ def capture(
     return CaptureResult(
         kept, total, cancelled=cancel.is_set() and done < total, elapsed=time.monotonic() - started
     )
+
+
+@dataclass(slots=True)
+class Probe:
+    """One query asked once: its hits (with the engine's explanations when asked) or its error."""
+
+    hits: list[tuple[str, float | None]] | None = None
+    error: str | None = None
+    total: int | None = None
+    seconds: float = 0.0
+    explanations: dict[str, Explanation] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def probe(
+    spec: EndpointSpec,
+    text: str,
+    query_id: str = "test",
+    depth: int = 10,
+    *,
+    timeout: float = 10.0,
+    explain: bool = False,
+) -> Probe:
+    """Ask `spec` one query once, no retry (a person is waiting): the endpoint form's Test and try a
+    query. A failure is the engine's own words or the phase that failed (connecting, sending the
+    request, waiting for the answer), secrets scrubbed. EndpointError for an unusable definition."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth must be a whole number of at least 1, not {depth!r}")
+    headers = spec.request_headers()
+    origin = _Origin(spec.url, timeout)
+    run = _Run(spec, headers, origin, threading.Event(), depth, timeout, 0, 0.0, 0.0, 0.0)
+    started = time.monotonic()
+    try:
+        method, url, body = spec.build_request(text, query_id, depth, explain=explain)
+        answer = run.send(method, url, body)
+        got = spec.parse(
+            answer.status, answer.reason, answer.headers.get("content-type", ""), answer.content, depth
+        )
+    except EngineError as exc:
+        return Probe(error=run.scrub(exc.message), seconds=time.monotonic() - started)
+    except Exception as exc:  # as in a capture: the page shows it, never a traceback
+        return Probe(
+            error=run.scrub(f"unexpected failure: {type(exc).__name__}: {exc}"),
+            seconds=time.monotonic() - started,
+        )
+    finally:
+        run.hang_up()
+    explanations = read_explanations(spec.kind, answer.content) if explain else {}
+    return Probe(got.hits, None, got.total, time.monotonic() - started, explanations)

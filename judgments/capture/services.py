@@ -80,9 +80,8 @@ def _headers(given: Iterable[Any], previous: SearchEndpoint | None) -> list[list
     return headers
 
 
-@transaction.atomic
-def set_endpoint(
-    configuration: SearchConfiguration,
+def draft_spec(
+    previous: SearchEndpoint | None,
     *,
     kind: str,
     url: str,
@@ -97,28 +96,13 @@ def set_endpoint(
     auth_secret: str | None = None,
     auth_secret_env: str = "",
     auth_header: str = "",
-    depth: int | None = None,
-    user=None,
-) -> tuple[SearchEndpoint, bool]:
-    """Store a new version of the configuration's endpoint; (version, True), or (current, False) when the
-    definition is the same as the current one. Empty fields take the kind's defaults (engines.py).
-
-    auth_secret: None keeps the current version's stored secret (when auth still needs one and no
-    environment variable is named), "" clears it, any other value replaces it. EndpointError when the
-    definition cannot be used (the message names the field).
-    """
-    SearchConfiguration.objects.select_for_update().filter(
-        pk=configuration.pk
-    ).first()  # one editor at a time
-    previous = configuration.endpoint
-    if depth is None:
-        depth = previous.depth if previous else client.DEFAULT_DEPTH
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
-        raise EndpointError(f"depth must be a whole number from 1 to {MAX_DEPTH}, not {depth!r}")
+) -> EndpointSpec:
+    """The definition these fields make on top of `previous` (the current version, or None), stored or
+    not: what `set_endpoint` saves and the endpoint form's Test sends. Secrets: see `set_endpoint`."""
     if auth_secret is None:
         keep = previous is not None and auth_kind and not auth_secret_env and previous.auth_kind
         auth_secret = previous.auth_secret if keep else ""
-    spec = EndpointSpec(
+    return EndpointSpec(
         kind=kind,
         url=_unredacted(url.strip(), previous, "url"),
         method=method.strip(),
@@ -133,6 +117,29 @@ def set_endpoint(
         auth_secret_env=auth_secret_env.strip(),
         auth_header=auth_header,
     )
+
+
+@transaction.atomic
+def set_endpoint(
+    configuration: SearchConfiguration, *, depth: int | None = None, user=None, **fields: Any
+) -> tuple[SearchEndpoint, bool]:
+    """Store a new version of the configuration's endpoint; (version, True), or (current, False) when the
+    definition is the same as the current one. `fields` are `draft_spec`'s; empty ones take the kind's
+    defaults (engines.py).
+
+    auth_secret: None keeps the current version's stored secret (when auth still needs one and no
+    environment variable is named), "" clears it, any other value replaces it. EndpointError when the
+    definition cannot be used (the message names the field).
+    """
+    SearchConfiguration.objects.select_for_update().filter(
+        pk=configuration.pk
+    ).first()  # one editor at a time
+    previous = configuration.endpoint
+    if depth is None:
+        depth = previous.depth if previous else client.DEFAULT_DEPTH
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        raise EndpointError(f"depth must be a whole number from 1 to {MAX_DEPTH}, not {depth!r}")
+    spec = draft_spec(previous, **fields)
     definition = {name: getattr(spec, name) for name in SPEC_FIELDS}
     definition["headers"] = [list(h) for h in spec.headers]
     if previous is not None and previous.definition() == {**definition, "depth": depth}:
@@ -145,6 +152,19 @@ def set_endpoint(
         **definition,
     )
     return endpoint, True
+
+
+def restore_endpoint(
+    configuration: SearchConfiguration, version: int, user=None
+) -> tuple[SearchEndpoint, bool]:
+    """Make an earlier version's definition (its secret included) the current one, as a new version:
+    history only grows. EndpointError if there is no such version."""
+    old = configuration.endpoints.filter(version=version).first()
+    if old is None:
+        raise EndpointError(f"{configuration.name} has no endpoint version {version}")
+    fields = old.definition()
+    depth = fields.pop("depth")
+    return set_endpoint(configuration, depth=depth, user=user, **fields)
 
 
 def set_schedule(configuration: SearchConfiguration, schedule: str) -> None:
