@@ -125,14 +125,17 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before WhiteNoise, which answers /static/ itself: static files get the same frame and CSP headers.
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.csp.ContentSecurityPolicyMiddleware",
+    # A control character (NUL...) in the path or query string: 404 / 400 before any view or query runs.
+    "config.url_guard.ControlCharacterGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.csp.ContentSecurityPolicyMiddleware",
     # Every page requires login; the login page, health check and API (own auth) opt out.
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     # Turns a login refused for too many failures into the lockout page (last, as django-axes asks).
@@ -280,9 +283,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.api_paging.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "judgments.api.common.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Judgment lists API",

@@ -142,6 +142,28 @@ def may_see_rankings(user, configuration) -> bool:
     )
 
 
+def documents_for(user, pool=None) -> QuerySet:
+    """Documents the user may see listed (of `pool`, or of every pool they see). A document id that only
+    a configuration's run brought into the pool (`Document.introduced_by`) tells what that run returned,
+    so it follows `may_see_rankings`: admins, the owning team, and the pool's engineers where the pool
+    shares rankings. It becomes everyone's once an admin gives it content or it is queued for judging
+    (a pair: raters grade it, and its grade is in the pool's qrels)."""
+    from django.db.models import Exists, OuterRef, Q
+
+    from .models import Document, Pair, SearchConfiguration
+
+    rows = Document.objects.filter(pool__in=pools_for(user))
+    if pool is not None:
+        rows = rows.filter(pool=pool)
+    if is_admin(user):
+        return rows
+    visible = Q(introduced_by__isnull=True) | Exists(Pair.objects.filter(document=OuterRef("pk")))
+    if is_engineer(user):
+        own = SearchConfiguration.objects.filter(team__members=user).values("pk")
+        visible |= Q(introduced_by__in=own) | Q(pool__share_rankings=True)
+    return rows.filter(visible)
+
+
 def runs_for(user) -> QuerySet:
     from .models import Run
 

@@ -144,7 +144,11 @@ class RunWriter:
             raise core.RunError(
                 "The run has no ranking; nothing was stored.", [("", "the run has no ranking")]
             )
-        new = core.ensure_documents(self.configuration.pool, self.unknown) if self.unknown else {}
+        new = (
+            core.ensure_documents(self.configuration.pool, self.unknown, introduced_by=self.configuration)
+            if self.unknown
+            else {}
+        )
 
         def write_rankings(cursor, run: Run) -> None:
             # Placeholder -i is the i-th new document: its key is element i of the array parameter.

@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from . import access
+from . import access, limits
 from .models import (
     EXTERNAL_ID_MAX,
     Document,
@@ -60,8 +60,18 @@ def _user(context):
     return context["request"].user
 
 
+class NameField(serializers.SlugRelatedField):
+    """A related object by name. A name with a NUL is no name (PostgreSQL text cannot hold one: the
+    lookup was a 500; schemathesis found it in a form body)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value="(a name with a NUL character)")
+        return super().to_internal_value(data)
+
+
 @extend_schema_field(OpenApiTypes.STR)
-class ScopedPoolField(serializers.SlugRelatedField):
+class ScopedPoolField(NameField):
     """A pool by name, among those the user may use for this write (`scope` is an access helper)."""
 
     def __init__(self, scope=access.pools_for, **kwargs):
@@ -139,7 +149,7 @@ class DocumentSerializer(serializers.ModelSerializer):
 # --- Configurations and runs ----------------------------------------------------------------------
 
 
-class TeamField(serializers.SlugRelatedField):
+class TeamField(NameField):
     """A team by name: admins name any team, engineers only their own."""
 
     def __init__(self, **kwargs):
@@ -186,7 +196,7 @@ class ConfigurationSerializer(serializers.ModelSerializer):
 class RunSerializer(serializers.ModelSerializer):
     pool = serializers.CharField(source="configuration.pool.name", read_only=True)
     configuration_name = serializers.CharField(source="configuration.name", read_only=True)
-    submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    submitted_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     n_rankings = serializers.IntegerField(read_only=True)
 
     class Meta:
@@ -285,8 +295,8 @@ class JudgmentSubmitSerializer(serializers.Serializer):
         help_text="0-4, or -1 (a distractor) in pools that enable the distractor grade.",
     )
     cant_judge = serializers.BooleanField(default=False)
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
-    note = serializers.CharField(required=False, allow_blank=True, default="")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=limits.NOTE)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=limits.NOTE)
 
     def validate(self, attrs):
         pool = attrs["pool"]

@@ -10,12 +10,13 @@ from __future__ import annotations
 import io
 import itertools
 import re
+import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import bulk
+from . import bulk, limits
 from .models import DISTRACTOR, Document, Judgment, Pair, Pool, Query, Ranking, Run, SearchConfiguration
 from .signals import grades_changed, run_submitted
 
@@ -108,6 +109,9 @@ def record_judgment(
         if problem:
             raise JudgmentError(problem)
         reason = ""
+    for what, value in (("reason", reason), ("note", note or "")):
+        if problem := limits.too_long(what, value, limits.NOTE):
+            raise JudgmentError(problem)
     # One transaction; inside a caller's (the queue's save_grade, a judge's batch) no savepoint of its
     # own: a failed statement aborts the caller's transaction anyway, and the checks above ran before it.
     with transaction.atomic(savepoint=False):
@@ -226,8 +230,12 @@ def ensure_queries(pool: Pool, external_ids: Iterable[str]) -> Keys:
 
 
 @transaction.atomic
-def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
+def ensure_documents(
+    pool: Pool, external_ids: Iterable[str], *, introduced_by: SearchConfiguration | None = None
+) -> Keys:
     """Map external document ids to primary keys, creating the missing ones (no content yet).
+    `introduced_by`: the configuration whose run names them (new ones stay private to its team's
+    eyes where rankings are private, access.documents_for).
 
     Large sets go through a temporary table: one round trip instead of a giant IN list.
     """
@@ -241,7 +249,7 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
             _lock_pool(pool)
             before = len(found)
             Document.objects.bulk_create(
-                [Document(pool=pool, external_id=d) for d in sorted(missing)],
+                [Document(pool=pool, external_id=d, introduced_by=introduced_by) for d in sorted(missing)],
                 ignore_conflicts=True,
                 batch_size=5000,
             )
@@ -250,16 +258,47 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
             )
             found.created = len(found) - before
         return found
+    names, keys, created = copy_documents(
+        pool,
+        # COPY's text format: ids hold no whitespace (the parsers and a CHECK refuse it); escape "\\".
+        lambda copy: copy.write("".join(d.replace("\\", "\\\\") + "\n" for d in wanted)),
+        introduced_by=introduced_by,
+    )
+    found = (
+        Keys(zip(names.split("\n"), struct.unpack(f">{len(keys) // 8}q", keys), strict=True))
+        if names
+        else Keys()
+    )
+    found.created = created
+    return found
+
+
+def copy_documents(
+    pool: Pool,
+    write_ids: Callable,
+    *,
+    introduced_by: SearchConfiguration | None = None,
+    in_written_order: bool = False,
+) -> tuple[str, bytes, int]:
+    """The keys of the document ids that `write_ids(copy)` writes to a COPY (text format, one id a
+    line, each once), creating the missing ones without content: (the ids, joined by newlines; their
+    keys, as big-endian int8s in the same order; how many were created). With `in_written_order`,
+    the keys come in the order the ids were written and the ids are not sent back (""): no Python
+    object per id, and nothing to match, for the fast run import (fastrun), which streams millions
+    of ids in and reads the keys with numpy."""
     with transaction.atomic(), connection.cursor() as cursor:
         # Hash joins of a million ids stay in memory (bulk.WORK_MEM; 4MB spills them to disk: 2x slower),
         # and never a nested loop: with statistics that say the pool's documents are few (a fresh
         # database), the planner picked one whose inner scan re-read the rows the INSERT was adding,
         # quadratic in the ids (a million of them ran for over 15 minutes).
-        cursor.execute("CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs (external_id text) ON COMMIT DROP")
-        cursor.execute("TRUNCATE jl_wanted_docs")
+        # `ord`: the order the ids were written in (COPY inserts its rows in order).
+        cursor.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS jl_wanted_docs"
+            " (external_id text, ord bigint GENERATED ALWAYS AS IDENTITY) ON COMMIT DROP"
+        )
+        cursor.execute("TRUNCATE jl_wanted_docs RESTART IDENTITY")
         with cursor.copy("COPY jl_wanted_docs (external_id) FROM STDIN") as copy:
-            # COPY's text format: ids hold no whitespace (the parsers and a CHECK refuse it); escape "\\".
-            copy.write("".join(d.replace("\\", "\\\\") + "\n" for d in wanted))
+            write_ids(copy)
         cursor.execute("ANALYZE jl_wanted_docs")
         # Only the missing ones are inserted, by a plain INSERT: every writer of a pool's documents
         # holds its import lock, so none is inserted meanwhile. ON CONFLICT for 500,000 existing ids
@@ -274,21 +313,27 @@ def ensure_documents(pool: Pool, external_ids: Iterable[str]) -> Keys:
                     SELECT d.external_id, d.id FROM judgments_document d
                     JOIN jl_wanted_docs w ON w.external_id = d.external_id WHERE d.pool_id = %s
                 ), created AS (
-                    INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra)
-                    SELECT %s, w.external_id, '', '', '', '{}'::jsonb FROM jl_wanted_docs w
+                    INSERT INTO judgments_document (pool_id, external_id, title, body, url, extra, introduced_by_id)
+                    SELECT %s, w.external_id, '', '', '', '{}'::jsonb, %s FROM jl_wanted_docs w
                     WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.external_id = w.external_id)
                     ORDER BY w.external_id
                     RETURNING external_id, id
                 ), found AS (SELECT * FROM existing UNION ALL SELECT * FROM created)
-                -- One row back: the ids run together and their keys (one aggregate pass, so the same order).
-                SELECT string_agg(external_id, E'\\n'), array_agg(id), (SELECT count(*) FROM created) FROM found
-                """,
-                [pool.pk, pool.pk],
+                -- One row back: the ids run together and their keys as bytes (one aggregate pass, so
+                -- the same order): two values, however many ids.
+                """
+                + (
+                    # Back in the written order: one hash join with the wanted ids, on the server.
+                    "SELECT '', string_agg(int8send(f.id), ''::bytea ORDER BY w.ord), (SELECT count(*) FROM created)"
+                    " FROM found f JOIN jl_wanted_docs w ON w.external_id = f.external_id"
+                    if in_written_order
+                    else "SELECT string_agg(external_id, E'\\n'), string_agg(int8send(id), ''::bytea),"
+                    " (SELECT count(*) FROM created) FROM found"
+                ),
+                [pool.pk, pool.pk, introduced_by.pk if introduced_by is not None else None],
             )
             names, keys, created = cursor.fetchone()
-        found = Keys(zip(names.split("\n"), keys, strict=True)) if names is not None else Keys()
-        found.created = created
-        return found
+    return names or "", bytes(keys or b""), created
 
 
 def insert_pairs(cursor, pool: Pool, source: str, params: Sequence = ()) -> None:
@@ -417,7 +462,9 @@ def record_run(
                 f"{len(unknown)} query id(s) are not in pool {pool.name}; nothing was stored.",
                 [(q, "unknown query") for q in unknown[:50]],
             )
-    doc_pks = ensure_documents(pool, itertools.chain.from_iterable(rankings.values()))
+    doc_pks = ensure_documents(
+        pool, itertools.chain.from_iterable(rankings.values()), introduced_by=configuration
+    )
     keys = {doc: str(pk) for doc, pk in doc_pks.items()}.__getitem__
 
     def write_rankings(cursor, run: Run) -> None:

@@ -17,7 +17,7 @@ from django.db.models import Avg, Count
 
 from judgments.exchange.exports import pgtext
 from judgments.exchange.exports.runs import run_tag
-from judgments.exchange.exports.stream import copy_blocks
+from judgments.exchange.exports.stream import by_id, copy_blocks, id_order
 from judgments.models import Pool, Run
 
 from . import flavours
@@ -51,7 +51,7 @@ def trec_eval_q_lines(run: Run, flavour: str = "trec") -> Iterator[str]:
     columns = [METRIC_FIELDS[m] for m in TREC_EVAL_NAMES]
     rows = (
         QueryScore.objects.filter(run=run, flavor=flavour)
-        .order_by("query__external_id")
+        .order_by(id_order("query__external_id"))
         .values_list("query__external_id", *columns)
         .iterator(chunk_size=2000)
     )
@@ -260,11 +260,11 @@ def _query_lines_sql(
     sql = f"""
         SELECT string_agg(
             CASE WHEN t.ok THEN {_concat(parts)} ELSE concat(E'\\t#', t.raw, E'\\t', t.qid) END,
-            E'\\n' ORDER BY t.qid)
+            E'\\n' ORDER BY {by_id("t.qid")})
         FROM (
             SELECT q.external_id AS qid, COALESCE(e.text, {plain}) AS qtext, COALESCE({in_range}, false) AS ok,
                    CASE WHEN NOT COALESCE({in_range}, false) THEN ARRAY[{", ".join(values)}]::text END AS raw,
-                   row_number() OVER (ORDER BY q.external_id) / 64 AS block, {texts}
+                   row_number() OVER (ORDER BY {by_id("q.external_id")}) / 64 AS block, {texts}
             FROM {QueryScore._meta.db_table} s
             JOIN judgments_query q ON q.id = s.query_id
             LEFT JOIN {pgtext.encoded_lookup("e")} ON e.id = q.id

@@ -19,6 +19,15 @@ from .. import access, serializers
 
 PROBLEMS_400 = OpenApiResponse(serializers.ProblemsSerializer, description="Bad input; nothing was stored.")
 STREAM_200 = OpenApiResponse(OpenApiTypes.STR, description="A streamed text file (attachment).")
+# The media types exports stream, for `responses={**streamed(...)}`: the schema names the real ones.
+EXPORT_TYPES = ("text/plain", "text/csv", "application/x-ndjson", "application/json")
+
+
+def streamed(*media_types: str) -> dict:
+    """`responses` entries for a 200 streamed as each of `media_types`."""
+    return {(200, media_type): STREAM_200 for media_type in media_types}
+
+
 IMPORT_KINDS = (
     "queries",
     "documents",
@@ -47,6 +56,19 @@ class IsAdminOrReadOnly(permissions.BasePermission):
 
     def has_permission(self, request, view) -> bool:
         return request.method in permissions.SAFE_METHODS or access.is_admin(request.user)
+
+
+def exception_handler(exc, context):
+    """DRF's answers, but a 400 that says only `detail` (a body that is not JSON, a bad media type...)
+    gets the `problems` list every documented 400 of this API has (ProblemsSerializer)."""
+    from rest_framework.views import exception_handler as drf_handler
+
+    response = drf_handler(exc, context)
+    if response is not None and response.status_code == 400 and isinstance(response.data, dict):
+        if set(response.data) == {"detail"}:
+            detail = str(response.data["detail"])
+            response.data = {"detail": detail, "problems": [{"line": 0, "field": "body", "message": detail}]}
+    return response
 
 
 def problems_response(

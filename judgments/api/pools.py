@@ -20,10 +20,10 @@ from judgments.problems import FormatError, Problem
 from .. import access, serializers, services
 from ..models import Document, Query
 from .common import (
+    EXPORT_TYPES,
     IMPORT_KINDS,
     POOL_PARAM,
     PROBLEMS_400,
-    STREAM_200,
     IsAdminOrReadOnly,
     count_of,
     field_problems,
@@ -31,6 +31,7 @@ from .common import (
     problems_response,
     query_param,
     stream,
+    streamed,
     too_large,
     truthy,
 )
@@ -58,7 +59,7 @@ class PoolViewSet(QueueActions, GoldActions, viewsets.ReadOnlyModelViewSet):
         ),
         parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(POOL_EXPORTS))],
         responses={
-            200: STREAM_200,
+            **streamed(*EXPORT_TYPES),
             400: PROBLEMS_400,
             403: OpenApiResponse(description="Not for your role."),
         },
@@ -72,7 +73,7 @@ class PoolViewSet(QueueActions, GoldActions, viewsets.ReadOnlyModelViewSet):
         if not may_export(request.user, export):
             raise PermissionDenied("This export is not available to your role.")
         try:
-            return stream(export.make(pool), export.filename(pool), export.content_type)
+            return stream(export.open(pool, request.user), export.filename(pool), export.content_type)
         except (ExportError, ValueError) as exc:
             return problems_response(str(exc), [Problem(0, "pool", str(exc))])
 
@@ -217,7 +218,7 @@ class DocumentViewSet(
     permission_classes = [permissions.IsAuthenticated, IsAdminOrReadOnly]
 
     def get_queryset(self):
-        rows = Document.objects.filter(pool__in=access.pools_for(self.request.user)).select_related("pool")
+        rows = access.documents_for(self.request.user).select_related("pool")
         if (pool := query_param(self.request, "pool")) is not None:
             rows = rows.filter(pool__name=pool)
         if (external_id := query_param(self.request, "external_id")) is not None:
@@ -225,3 +226,6 @@ class DocumentViewSet(
         if (has_content := query_param(self.request, "has_content")) is not None:
             rows = rows.with_content() if truthy(has_content) else rows.without_content()
         return rows.order_by("pool__name", "external_id")
+
+    def perform_update(self, serializer):
+        serializer.save(introduced_by=None)  # an admin's content makes it pool material

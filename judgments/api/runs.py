@@ -21,7 +21,6 @@ from ..models import Ranking, Run
 from .common import (
     POOL_PARAM,
     PROBLEMS_400,
-    STREAM_200,
     IsEngineer,
     count_of,
     field_problems,
@@ -29,6 +28,7 @@ from .common import (
     problems_response,
     query_param,
     stream,
+    streamed,
     too_large,
     truthy,
 )
@@ -196,7 +196,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         run = self._managed_run()
         return Response({"run": run.pk, "rankings": services.ranking_external_ids(run)})
 
-    @extend_schema(summary="The run as a TREC file (streamed)", responses={200: STREAM_200})
+    @extend_schema(summary="The run as a TREC file (streamed)", responses=streamed("text/plain"))
     @action(detail=True, methods=["get"], serializer_class=None)
     def trec(self, request: Request, pk=None):
         run = self._managed_run()

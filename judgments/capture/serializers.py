@@ -100,7 +100,8 @@ class EndpointSerializer(serializers.ModelSerializer):
 
 class CaptureSerializer(serializers.ModelSerializer):
     endpoint_version = serializers.IntegerField(source="endpoint.version", read_only=True)
-    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    # null once the account is deleted (SET_NULL): the schema says so (schemathesis found it).
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     stale = serializers.BooleanField(read_only=True, help_text="running, but its process stopped")
 
     class Meta:

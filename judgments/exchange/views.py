@@ -327,7 +327,7 @@ def export_download(request: HttpRequest, pool_name: str, kind: str) -> HttpResp
     if not may_export(request.user, export):
         raise PermissionDenied
     try:
-        return _download(export.make(found), export.filename(found), export.content_type)
+        return _download(export.open(found, request.user), export.filename(found), export.content_type)
     except (ExportError, ValueError) as exc:
         messages.error(request, f"This export is not possible: {exc}")
         return redirect("exchange:export", found.name)

@@ -31,7 +31,7 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from judgments import services
+from judgments import limits, services
 from judgments.models import JudgeRun, Judgment, ModelJudge, Pair, Pool
 from judgments.outbound import RetryPolicy
 
@@ -307,7 +307,14 @@ class _Recorder:
                 pair = self.pairs.pop(outcome.key)
                 if outcome.status == GRADED:
                     services.record_judgment(
-                        pair, user, grade=outcome.grade, note=outcome.reason, actor=self.actor, notify=False
+                        pair,
+                        user,
+                        grade=outcome.grade,
+                        note=limits.cut(
+                            outcome.reason or "", limits.NOTE
+                        ),  # a model's text: cut, not refused
+                        actor=self.actor,
+                        notify=False,
                     )
                     run.graded += 1
                 else:
@@ -315,8 +322,8 @@ class _Recorder:
                         pair,
                         user,
                         cant_judge=True,
-                        reason=outcome.reason or outcome.problem or "(empty answer)",
-                        note=outcome.problem,
+                        reason=limits.cut(outcome.reason or outcome.problem or "(empty answer)", limits.NOTE),
+                        note=limits.cut(outcome.problem or "", limits.NOTE),
                         actor=self.actor,
                         notify=False,
                     )

@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgments', '0015_merge_gate_tune'),
-        ('judgments', '0017_merge_adaptive_tune'),
+        ("judgments", "0015_merge_gate_tune"),
+        ("judgments", "0017_merge_adaptive_tune"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -3,7 +3,7 @@
 from django.db import models
 from django.db.models import Q
 
-from .pools import EXTERNAL_ID_MAX, NO_WHITESPACE_SQL, Pool, no_whitespace
+from .pools import EXTERNAL_ID_MAX, NO_WHITESPACE_SQL, Pool, no_whitespace, text_limit, text_limit_constraints
 
 # Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
 # comment): a second index would only cost every bulk insert (migration 0012).
@@ -14,8 +14,12 @@ class Query(models.Model):
         Pool, models.CASCADE, related_name="queries", db_index=False
     )  # query_id_unique_in_pool
     external_id = models.CharField("query id", max_length=EXTERNAL_ID_MAX, validators=[no_whitespace])
-    text = models.TextField(blank=True)
-    information_need = models.TextField(blank=True, help_text="What the searcher wants; raters see it.")
+    text = models.TextField(blank=True, validators=text_limit("query", "text"))
+    information_need = models.TextField(
+        blank=True,
+        help_text="What the searcher wants; raters see it.",
+        validators=text_limit("query", "information_need"),
+    )
     fields = models.JSONField(
         default=dict,
         db_default={},  # rows written by SQL (bulk imports, COPY) get {} too
@@ -32,6 +36,7 @@ class Query(models.Model):
             models.CheckConstraint(
                 condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="query_id_no_whitespace"
             ),
+            *text_limit_constraints("query"),
         ]
 
     def __str__(self) -> str:
@@ -51,10 +56,16 @@ class Document(models.Model):
         Pool, models.CASCADE, related_name="documents", db_index=False
     )  # document_id_unique_in_pool
     external_id = models.CharField("document id", max_length=EXTERNAL_ID_MAX, validators=[no_whitespace])
-    title = models.TextField(blank=True)
-    body = models.TextField(blank=True)
+    title = models.TextField(blank=True, validators=text_limit("document", "title"))
+    body = models.TextField(blank=True, validators=text_limit("document", "body"))
     url = models.URLField(max_length=2000, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+    # The configuration whose run brought this id into the pool, while nothing else has: its rankings
+    # may be private to its team (access.documents_for). Cleared when an admin gives the document its
+    # content (an import, the API); NULL for documents imported as such, or named by qrels/judgments.
+    introduced_by = models.ForeignKey(
+        "SearchConfiguration", models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+    )
 
     objects = DocumentQuerySet.as_manager()
 
@@ -67,6 +78,7 @@ class Document(models.Model):
             ),
             # Rankings' no-duplicate check sorts keys as int4 (migration 0003).
             models.CheckConstraint(condition=Q(id__lt=2**31), name="document_key_fits_int4"),
+            *text_limit_constraints("document"),
         ]
         indexes = [
             # The few documents still waiting for content. Scans of a whole queue leave their pairs out

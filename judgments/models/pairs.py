@@ -7,7 +7,7 @@ from django.db.models.functions import Coalesce
 
 from .documents import Document, Query
 from .judges import ModelJudge
-from .pools import DISTRACTOR, GRADE_CHOICES, Pool
+from .pools import DISTRACTOR, GRADE_CHOICES, Pool, text_limit, text_limit_constraints
 
 # Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
 # comment): a second index would only cost every bulk insert (migration 0012).
@@ -95,8 +95,8 @@ class Judgment(models.Model):
     )  # judgment_rater_recent_idx
     grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
     cant_judge = models.BooleanField(default=False)
-    cant_judge_reason = models.TextField(blank=True)
-    note = models.TextField(blank=True)
+    cant_judge_reason = models.TextField(blank=True, validators=text_limit("judgment", "cant_judge_reason"))
+    note = models.TextField(blank=True, validators=text_limit("judgment", "note"))
     # An admin left this rater's grades out of the pool's combined grade (judgments.raters): kept, not counted.
     excluded = models.BooleanField(default=False, db_default=False)
     # When the queue served the pair to this rater (its hold began); None for imports and older rows.
@@ -121,6 +121,7 @@ class Judgment(models.Model):
                 ),
                 name="grade_xor_cant_judge_with_reason",
             ),
+            *text_limit_constraints("judgment"),
         ]
         indexes = [models.Index(fields=["rater", "-updated_at"], name="judgment_rater_recent_idx")]
 

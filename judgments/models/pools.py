@@ -1,17 +1,35 @@
 """Pools and teams: the campaign a pool is, the grade scale its judgments use, the people in it."""
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Length
+from django.db.models.lookups import LessThanOrEqual
+
+from judgments import limits
 
 from ..scale import DESCRIPTIONS, DISTRACTOR, DISTRACTOR_LABEL, LABELS
 
-EXTERNAL_ID_MAX = 200
+EXTERNAL_ID_MAX = limits.ID
 no_whitespace = RegexValidator(
     r"^\S+$", "Ids may not be empty or contain whitespace (qrels and run files are whitespace-separated)."
 )
 NO_WHITESPACE_SQL = r"^\S+$"
+
+
+def text_limit(model: str, field: str) -> list[MaxLengthValidator]:
+    """The validator of a text field's limit (judgments.limits): forms, serializers and the admin use it."""
+    return [MaxLengthValidator(limits.FIELDS[(model, field)])]
+
+
+def text_limit_constraints(model: str) -> list[models.CheckConstraint]:
+    """The database's copy of the model's text limits, for writers that bypass validation (COPY, SQL)."""
+    return [
+        models.CheckConstraint(condition=LessThanOrEqual(Length(field), limit), name=f"{model}_{field}_limit")
+        for (name, field), limit in limits.FIELDS.items()
+        if name == model
+    ]
 
 
 class Grade(models.IntegerChoices):

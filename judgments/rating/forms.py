@@ -2,6 +2,7 @@
 
 from django import forms
 
+from judgments import limits
 from judgments.models import DISTRACTOR, Pool, Query, QueueStrategy, SearchConfiguration
 from judgments.models import GRADE_CHOICES as GRADES
 
@@ -20,8 +21,8 @@ class GradeForm(forms.Form):
     action = forms.ChoiceField(
         choices=[(GRADE, "grade"), (SKIP, "skip"), (CANT, "can't judge")], required=False
     )
-    reason = forms.CharField(required=False, max_length=2000, strip=True)
-    note = forms.CharField(required=False, max_length=2000, strip=True)
+    reason = forms.CharField(required=False, max_length=limits.NOTE, strip=True)
+    note = forms.CharField(required=False, max_length=limits.NOTE, strip=True)
 
     def __init__(self, *args, pool: Pool | None = None, **kwargs):
         super().__init__(*args, **kwargs)

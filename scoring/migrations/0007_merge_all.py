@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scoring', '0006_gate_merge'),
-        ('scoring', '0006_merge_adaptive_measures'),
+        ("scoring", "0006_gate_merge"),
+        ("scoring", "0006_merge_adaptive_measures"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -32,6 +32,11 @@ class PoolExport:
     make: Callable[[Pool], Iterator[str]]
     filename: Callable[[Pool], str]
     combined: bool = False  # made of combined grades: the page shows the rule and scale beside it
+    per_user: bool = False  # make(pool, user): the lines depend on who asks (access.documents_for)
+
+    def open(self, pool: Pool, user=None) -> Iterator[str]:
+        """The export's lines for `user` (None: everything, for commands and tests)."""
+        return self.make(pool, user) if self.per_user else self.make(pool)
 
 
 _TEXT = "text/plain; charset=utf-8"
@@ -65,7 +70,8 @@ POOL_EXPORTS: dict[str, PoolExport] = {
         PoolExport("queries-jsonl", "Queries with information needs (JSON lines)", access.ENGINEER, _JSONL,
                    lambda p: queries_lines(p, "jsonl"), lambda p: f"{p.name}.queries.jsonl"),
         PoolExport("documents", "Documents (JSON lines)", access.ENGINEER, _JSONL,
-                   documents_lines, lambda p: f"{p.name}.documents.jsonl"),
+                   lambda p, user=None: documents_lines(p, None if user is None else access.documents_for(user, p)),
+                   lambda p: f"{p.name}.documents.jsonl", per_user=True),
     )
 }  # fmt: skip
 

@@ -11,7 +11,7 @@ from judgments.models import Document, Judgment, Pair, Pool, Query
 
 from .grades import COMBINED_SETUP, combined_grades_sql, combined_stem
 from .pgtext import CSV_SPECIAL, csv_cell
-from .stream import CHUNK_ROWS, ExportError, blocks, copy_blocks, named_rows
+from .stream import CHUNK_ROWS, ExportError, blocks, by_id, copy_blocks, id_order, named_rows
 
 QUERY_COLUMNS = ("text", "id")
 QUERY_FORMATS = ("tsv", "jsonl")
@@ -29,7 +29,7 @@ def queries_lines(pool: Pool, fmt: str = "tsv") -> Iterator[str]:
         raise ValueError(f"query format must be one of {QUERY_FORMATS}, not {fmt!r}")
     rows = (
         Query.objects.filter(pool=pool)
-        .order_by("external_id")
+        .order_by(id_order("external_id"))
         .values_list("external_id", "text", "information_need")
     )
     if fmt == "tsv":
@@ -59,11 +59,13 @@ def queries_lines(pool: Pool, fmt: str = "tsv") -> Iterator[str]:
     return blocks(writer(records))
 
 
-def documents_lines(pool: Pool) -> Iterator[str]:
-    """Documents as JSON lines ``{"id", "title", "body", "url", **extra}``."""
+def documents_lines(pool: Pool, documents=None) -> Iterator[str]:
+    """Documents as JSON lines ``{"id", "title", "body", "url", **extra}``: the pool's, or those of
+    `documents` (a queryset: access.documents_for)."""
     rows = (
-        Document.objects.filter(pool=pool)
-        .order_by("external_id")
+        (documents if documents is not None else Document.objects.all())
+        .filter(pool=pool)
+        .order_by(id_order("external_id"))
         .values_list("external_id", "title", "body", "url", "extra")
     )
     records = (
@@ -140,12 +142,12 @@ def _ratings_csv_sql(pool: Pool, query_column: str) -> tuple[str, list] | None:
     inner, params = combined_grades_sql(pool, ordered=False)
     sql = f"""
         SELECT string_agg(qc.cell || ',' || COALESCE(dc.cell, c.docid) || ',' || greatest(0, floor(c.grade + 0.5))::int::text,
-                          E'\\n' ORDER BY c.docid)
+                          E'\\n' ORDER BY {by_id("c.docid")})
         FROM ({inner}) c
         JOIN unnest(%s::bigint[], %s::text[]) AS qc(id, cell) ON qc.id = c.query_pk
         LEFT JOIN unnest(%s::text[], %s::text[]) AS dc(id, cell) ON dc.id = c.docid
         GROUP BY c.qid
-        ORDER BY c.qid
+        ORDER BY {by_id("c.qid")}
     """
     cells = [[pk for pk, _ in queries], [cell for _, cell in queries]]
     return sql, [*params, *cells, [d for d, _ in documents], [cell for _, cell in documents]]
@@ -164,7 +166,7 @@ def raters_of(pool: Pool) -> list[str]:
 def rater_csv_lines(pool: Pool) -> Iterator[str]:
     """One row per judged pair, one column per rater: grade 0-4, X (can't judge) or empty."""
     raters = raters_of(pool)
-    sql = """
+    sql = f"""
         SELECT q.external_id, d.external_id, array_agg(u.username), array_agg(j.grade), array_agg(j.cant_judge)
         FROM judgments_judgment j
         JOIN judgments_pair p ON p.id = j.pair_id
@@ -173,7 +175,7 @@ def rater_csv_lines(pool: Pool) -> Iterator[str]:
         JOIN auth_user u ON u.id = j.rater_id
         WHERE p.pool_id = %s
         GROUP BY q.external_id, d.external_id
-        ORDER BY q.external_id, d.external_id
+        ORDER BY {by_id("q.external_id")}, {by_id("d.external_id")}
     """
 
     def rows() -> Iterator[tuple]:
@@ -188,18 +190,18 @@ def rater_csv_lines(pool: Pool) -> Iterator[str]:
 
 def _graded_by_text(pool: Pool) -> list[tuple[str, str | None, int | None]]:
     """(query text, doc id, combined grade rounded half up) per graded pair and (text, None, None) per
-    query without a grade: what Quepid's and RRE's files hold, in the pool's query order (a file imported
-    into a new pool comes back in its own query order) then by doc id. These files are for campaigns of
+    query without a grade: what Quepid's and RRE's files hold, by query id then doc id (code points,
+    as every export). These files are for campaigns of
     thousands of pairs, not millions: the rows are sorted in memory. A query without text goes by its id."""
     sql, params = combined_grades_sql(pool)
     graded = set()
     rows: list[tuple[str, str | None, int | None]] = []
     for qid, docid, grade, query_pk, text, _pair in named_rows(sql, params, setup=COMBINED_SETUP):
         graded.add(query_pk)
-        rows.append((query_pk, (text or "").strip() or qid, docid, quepid_grade(grade)))
+        rows.append((qid, (text or "").strip() or qid, docid, quepid_grade(grade)))
     for pk, qid, text in Query.objects.filter(pool=pool).values_list("pk", "external_id", "text"):
         if pk not in graded:
-            rows.append((pk, (text or "").strip() or qid, None, None))
+            rows.append((qid, (text or "").strip() or qid, None, None))
     rows.sort(key=lambda row: (row[0], row[2] or ""))
     return [row[1:] for row in rows]
 
@@ -244,7 +246,11 @@ def judgments_jsonl_lines(pool: Pool) -> Iterator[str]:
     def records() -> Iterator[formats.JudgmentJsonRecord]:
         judgments = (
             Judgment.objects.in_pool(pool)
-            .order_by("pair__query__external_id", "pair__document__external_id", "rater__username")
+            .order_by(
+                id_order("pair__query__external_id"),
+                id_order("pair__document__external_id"),
+                "rater__username",
+            )
             .values_list(
                 "pair__query__external_id",
                 "pair__document__external_id",
@@ -266,7 +272,7 @@ def judgments_jsonl_lines(pool: Pool) -> Iterator[str]:
         finals = (
             Pair.objects.in_pool(pool)
             .filter(final_grade__isnull=False)
-            .order_by("query__external_id", "document__external_id")
+            .order_by(id_order("query__external_id"), id_order("document__external_id"))
             .values_list(
                 "query__external_id", "document__external_id", "final_by__username", "final_grade", "final_at"
             )

@@ -19,7 +19,7 @@ from django.db import connection
 from judgments.models import CombineRule, GradeSource, ModelJudge, Pool, Query
 from judgments.scale import rounded_grade
 
-from .stream import blocks, copy_trec_blocks, named_rows
+from .stream import blocks, by_id, copy_trec_blocks, id_order, named_rows
 
 ROUNDINGS = ("round", "exact")
 
@@ -68,7 +68,7 @@ def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]
     One GROUP BY over the pool's pairs and their judgments, every join possible on an index: the plan
     stays linear even when the planner's statistics are stale or empty (a subquery per pair would not)."""
     grade, graded = _combined_expression(pool)
-    order = "ORDER BY q.external_id, d.external_id" if ordered else ""
+    order = f"ORDER BY {by_id('q.external_id')}, {by_id('d.external_id')}" if ordered else ""
     # Grades per pair first (narrow rows), the ids joined after: the cheapest plan we measured.
     sql = f"""
         SELECT q.external_id AS qid, d.external_id AS docid, g.grade, q.id AS query_pk, q.text AS query_text,
@@ -140,13 +140,15 @@ def qrels_blocks(pool: Pool, *, rounding: str = "round") -> Iterator[bytes]:
     """Plain TREC qrels ``qid 0 docid grade`` of the pool's combined grades, as blocks of bytes.
 
     PostgreSQL formats the lines, joins them in blocks of up to 1,000 and COPY streams the blocks
-    (bench_export compares this with psql's COPY of the raw judgments). Lines come in the database's
-    order: trec_eval and the other readers do not care; `sort` two exports to compare them."""
+    (bench_export compares this with psql's COPY of the raw judgments). Lines go by query id, then
+    doc id (stream.by_id), so two pools with the same grades export the same file."""
     grade = _grade_sql(rounding)
     inner, params = combined_grades_sql(pool, ordered=False)
     sql = f"""
-        SELECT string_agg(c.qid || ' 0 ' || c.docid || ' ' || {grade}, E'\\n')
-        FROM ({inner}) c GROUP BY c.pair_pk / 1000
+        SELECT string_agg(c.qid || ' 0 ' || c.docid || ' ' || {grade}, E'\\n' ORDER BY c.n)
+        FROM (SELECT *, row_number() OVER (ORDER BY {by_id("qid")}, {by_id("docid")}) AS n FROM ({inner}) g) c
+        GROUP BY c.n / 1000
+        ORDER BY c.n / 1000
     """
     return copy_trec_blocks(sql, params, what=f"Pool {pool.name}", setup=COMBINED_SETUP)
 
@@ -166,7 +168,7 @@ def ranklib_lines(pool: Pool, *, rounding: str = "round") -> Iterator[str]:
     ids = list(
         Query.objects.filter(pool=pool, pairs__isnull=False)
         .distinct()
-        .order_by("external_id")
+        .order_by(id_order("external_id"))
         .values_list("external_id", flat=True)
     )
     numeric = all(q.isascii() and q.isdigit() for q in ids)

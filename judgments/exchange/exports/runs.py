@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from judgments.models import Run
 
-from .stream import copy_trec_blocks
+from .stream import by_id, copy_trec_blocks
 
 _VALID_ID = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]+")
 
@@ -30,7 +30,7 @@ def run_blocks(run: Run) -> Iterator[bytes]:
     """TREC run lines ``qid Q0 docid rank score tag``, scores n..1 (strictly decreasing, so trec_eval's
     score sort keeps our order), by query id. PostgreSQL formats them, one block per ranking."""
     tag = run_tag(run)
-    sql = """
+    sql = f"""
         SELECT string_agg(q.external_id || ' Q0 ' || d.external_id || ' ' || u.ord || ' '
                           || (cardinality(r.doc_ids) - u.ord + 1) || ' ' || %s, E'\\n' ORDER BY u.ord)
         FROM judgments_ranking r
@@ -39,7 +39,7 @@ def run_blocks(run: Run) -> Iterator[bytes]:
         JOIN judgments_document d ON d.id = u.doc
         WHERE r.run_id = %s
         GROUP BY q.external_id, r.id
-        ORDER BY q.external_id
+        ORDER BY {by_id("q.external_id")}
     """
     return copy_trec_blocks(sql, [tag, run.pk], what=f"Run {run.pk}")
 

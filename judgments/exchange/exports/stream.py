@@ -12,10 +12,26 @@ import re
 from collections.abc import Iterable, Iterator
 
 from django.db import connection, transaction
+from django.db.models.functions import Collate
 
 from judgments import pgcopy
 
 CHUNK_ROWS = 2000
+
+# Every export lists its lines by query id, then document id, in code point order whatever the
+# database's locale (PostgreSQL's "C" collation compares UTF-8 bytes, which is code point order, as
+# Python's sorted() does): one order, independent of how or in which order a pool was filled.
+ID_COLLATION = "C"
+
+
+def by_id(column: str) -> str:
+    """An SQL ORDER BY term for an id column in the exports' order."""
+    return f'{column} COLLATE "{ID_COLLATION}"'
+
+
+def id_order(field: str) -> Collate:
+    """An ORM order_by() term for an id field in the exports' order."""
+    return Collate(field, ID_COLLATION)
 
 
 class ExportError(ValueError):

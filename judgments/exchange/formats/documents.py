@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from judgments import limits
+
 from .problems import BAD_ID_CHAR, MAX_URL_LENGTH, Reader, Stream, char_desc, excerpt, gc_paused
 from .read import iter_json_objects, json_id, json_line, json_text
 from .records import DocumentRecord
@@ -37,8 +39,8 @@ def _document_from_obj(
     if msg:
         errors.append(("id", msg))
     values = {}
-    for key in ("title", "body", "url"):
-        values[key], msg = json_text(obj, key)
+    for key, limit in (("title", limits.DOCUMENT_TITLE), ("body", limits.DOCUMENT_BODY), ("url", None)):
+        values[key], msg = json_text(obj, key, limit=limit)
         if msg:
             errors.append((key, msg))
     if not errors:

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from judgments import limits
+
 from .problems import (
     CANT_JUDGE,
     DISTRACTOR,
@@ -78,7 +80,9 @@ def parse_judgments_csv(stream: Stream, name: str = "<file>") -> list[JudgmentCs
             ok = False
         elif "\x00" in query or len(query) > MAX_CSV_QUERY_LENGTH:
             reader.add(
-                lineno, "query", f"query contains a NUL character or is longer than {MAX_CSV_QUERY_LENGTH}"
+                lineno,
+                "query",
+                limits.too_long("query", query, MAX_CSV_QUERY_LENGTH) or "query contains a NUL character",
             )
             ok = False
         msg = id_problem(docid)
@@ -284,10 +288,10 @@ def _judgment_from_obj(
         final = False
     if not isinstance(final, bool):
         errors.append(("final", f"final must be true or false, got {json_type(final)}"))
-    reason, msg = json_text(obj, "reason")
+    reason, msg = json_text(obj, "reason", limit=limits.NOTE)
     if msg:
         errors.append(("reason", msg))
-    note, msg = json_text(obj, "note")
+    note, msg = json_text(obj, "note", limit=limits.NOTE)
     if msg:
         errors.append(("note", msg))
     if "grade" not in obj:

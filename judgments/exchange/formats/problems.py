@@ -10,12 +10,13 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from judgments import limits
 from judgments.problems import MAX_PROBLEMS, FormatError, Problem
 from judgments.scale import DISTRACTOR, GRADES
 
-MAX_ID_LENGTH = 200
-MAX_URL_LENGTH = 2000
-MAX_CSV_QUERY_LENGTH = 10_000
+MAX_ID_LENGTH = limits.ID
+MAX_URL_LENGTH = limits.URL
+MAX_CSV_QUERY_LENGTH = limits.QUERY_TEXT  # every format's query text (judgments.limits)
 # The distractor grade (a pool setting): TREC qrels, the per-rater CSV and JSON lines carry it; Quepid's
 # CSV and RRE cannot (their scales start at 0). Whether a pool takes it is the importers' business.
 JUDGMENT_GRADES = (DISTRACTOR, *GRADES)

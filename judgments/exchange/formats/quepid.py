@@ -27,6 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from judgments import limits
+
 from .problems import (
     GRADES,
     MAX_CSV_QUERY_LENGTH,
@@ -147,7 +149,9 @@ def parse_quepid_csv(stream: Stream, name: str = "<file>") -> QuepidCsvFile:
             ok = False
         elif "\x00" in query or len(query) > MAX_CSV_QUERY_LENGTH:
             problems.add(
-                lineno, "query", f"query contains a NUL character or is longer than {MAX_CSV_QUERY_LENGTH}"
+                lineno,
+                "query",
+                limits.too_long("query", query, MAX_CSV_QUERY_LENGTH) or "query contains a NUL character",
             )
             ok = False
         if docid:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from judgments import limits
 from judgments.query_fields import fields_problem
 
 from .problems import (
@@ -31,6 +32,8 @@ def _query_text_problem(text: Any) -> str | None:
         return "query text is empty"
     if "\x00" in text:
         return "query text contains a NUL character"
+    if msg := limits.too_long("query text", text, limits.QUERY_TEXT):
+        return msg
     return None
 
 
@@ -88,7 +91,7 @@ def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecor
             if msg:
                 reader.add(lineno, "text", msg)
                 ok = False
-        need, msg = json_text(obj, "information_need")
+        need, msg = json_text(obj, "information_need", limit=limits.INFORMATION_NEED)
         if msg:
             reader.add(lineno, "information_need", msg)
             ok = False

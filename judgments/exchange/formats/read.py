@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from judgments import limits
+
 from .problems import BAD_LINE_CHAR, Reader, Stream, char_desc, id_problem, json_type
 
 # --------------------------------------------------------------------------------------------------
@@ -173,7 +175,9 @@ def json_id(obj: Mapping[str, Any], key: str, *, query: bool = False) -> tuple[s
     return value, None
 
 
-def json_text(obj: Mapping[str, Any], key: str, *, required: bool = False) -> tuple[str, str | None]:
+def json_text(
+    obj: Mapping[str, Any], key: str, *, required: bool = False, limit: int | None = None
+) -> tuple[str, str | None]:
     value = obj.get(key)
     if value is None:
         if required:
@@ -185,6 +189,8 @@ def json_text(obj: Mapping[str, Any], key: str, *, required: bool = False) -> tu
         return "", f"{key} contains a NUL character"
     if required and not value.strip():
         return "", f"{key} is empty"
+    if limit is not None and (msg := limits.too_long(key, value, limit)):
+        return "", msg
     return value, None
 
 

@@ -78,9 +78,11 @@ def import_documents(pool: Pool, stream, *, name: str) -> ImportSummary:
                 INSERT INTO judgments_document AS d (pool_id, external_id, title, body, url, extra)
                 SELECT %s, i.external_id, i.title, i.body, i.url, i.extra FROM jl_import_docs i
                 ON CONFLICT (pool_id, external_id) DO UPDATE
-                    SET title = EXCLUDED.title, body = EXCLUDED.body, url = EXCLUDED.url, extra = EXCLUDED.extra
+                    SET title = EXCLUDED.title, body = EXCLUDED.body, url = EXCLUDED.url, extra = EXCLUDED.extra,
+                        introduced_by_id = NULL  -- pool material now (access.documents_for)
                     WHERE (d.title, d.body, d.url, d.extra) IS DISTINCT FROM
                           (EXCLUDED.title, EXCLUDED.body, EXCLUDED.url, EXCLUDED.extra)
+                       OR d.introduced_by_id IS NOT NULL
                 RETURNING (xmax = 0)
                 """,
                 [pool.pk],
