@@ -26,6 +26,10 @@ from .. import stats
 from ..comparison import current_runs, run_scores
 from ..flavours import DEFAULT_FLAVOUR, FLAVOURS
 from ..links import absolute
+from ..measure_reads import run_values
+from ..measure_sets import measure_set
+from ..measures.compute import columns
+from ..measures.names import MeasureError, parse
 from ..models import MEAN_FIELDS
 from . import reports
 from .measures import resolve
@@ -146,12 +150,26 @@ def find_configuration(pool: Pool, name: str, role: str) -> SearchConfiguration:
 def evaluate_inputs(
     pool: Pool, baseline: str, candidate: str, measures=DEFAULT_MEASURES
 ) -> tuple[list[str], SearchConfiguration, SearchConfiguration]:
-    """(stored measure names, baseline, candidate); GateError for an unknown measure or configuration,
-    or the baseline given as the candidate."""
-    try:
-        names = resolve(list(measures) or DEFAULT_MEASURES, tuple(MEAN_FIELDS))
-    except ValueError as exc:
-        raise GateError(str(exc)) from None
+    """(measure names as stored, baseline, candidate); GateError for an unknown measure or configuration,
+    or the baseline given as the candidate. A name is one of today's fixed set (any spelling `resolve`
+    takes) or, for a pool with its own measure set, one of that set in ir_measures syntax (its canonical
+    name, as export_scores writes it)."""
+    names = []
+    own = measure_set(pool)
+    own_columns = columns(own) if own is not None else []
+    for name in list(measures) or list(DEFAULT_MEASURES):
+        try:
+            stored = resolve([name], tuple(MEAN_FIELDS))[0]
+        except ValueError as exc:
+            try:
+                stored = parse(name).name
+            except MeasureError:
+                stored = None
+            if stored not in own_columns:
+                known = f"; or of the pool's measure set: {', '.join(own_columns)}" if own_columns else ""
+                raise GateError(f"{exc}{known}") from None
+        if stored not in names:
+            names.append(stored)
     if baseline == candidate:
         raise GateError(f"The baseline and the candidate are the same configuration ({baseline!r}).")
     return (
@@ -159,6 +177,36 @@ def evaluate_inputs(
         find_configuration(pool, baseline, "baseline"),
         find_configuration(pool, candidate, "candidate"),
     )
+
+
+def stored_values(pool: Pool, run_ids: list[int], flavour: str, names: list[str]) -> dict[int, tuple]:
+    """{run id: (query pks, (queries, names) values)} from the stored rows: today's fixed set in the
+    flavour, and the pool's own measure set; NaN where a measure has no row for a query."""
+    fixed = [n for n in names if n in MEAN_FIELDS]
+    own = [n for n in names if n not in MEAN_FIELDS]
+    parts = {}
+    if fixed:
+        parts["fixed"] = {r: (v.query_ids, v.values) for r, v in run_scores(run_ids, flavour, fixed).items()}
+    if own:
+        measures = measure_set(pool) or []
+        at = {name: i for i, name in enumerate(columns(measures))}
+        read = run_values(run_ids, measures)
+        parts["own"] = {r: (v.query, v.values[:, [at[n] for n in own]]) for r, v in read.items()}
+    out = {}
+    for run_id in run_ids:
+        found = {kind: part.get(run_id) for kind, part in parts.items()}
+        keys = np.unique(
+            np.concatenate([f[0] for f in found.values() if f is not None] or [np.zeros(0, np.int64)])
+        )
+        values = np.full((len(keys), len(names)), np.nan)
+        for kind, chosen in (("fixed", fixed), ("own", own)):
+            if found.get(kind) is None or not chosen:
+                continue
+            query, vals = found[kind]
+            cols = [names.index(n) for n in chosen]
+            values[np.ix_(np.searchsorted(keys, query), cols)] = vals
+        out[run_id] = (keys.astype(np.int64), values)
+    return out
 
 
 def evaluate(
@@ -180,15 +228,15 @@ def evaluate(
         if configuration.pk not in runs:
             raise GateError(f"Configuration {configuration.name} has no run yet.")
     run_a, run_b = runs[base.pk], runs[cand.pk]
-    scores = run_scores([run_a.pk, run_b.pk], flavour, names)
+    scores = stored_values(pool, [run_a.pk, run_b.pk], flavour, names)
     sa, sb = scores[run_a.pk], scores[run_b.pk]
     for configuration, side in ((base, sa), (cand, sb)):
-        if len(side.query_ids) == 0:
+        if len(side[0]) == 0:
             raise GateError(
                 f"The current run of {configuration.name} has no stored {flavour} scores yet "
                 f"(is anything graded? run manage.py score --pool {pool.name})."
             )
-    query_keys = np.union1d(sa.query_ids, sb.query_ids)
+    query_keys = np.union1d(sa[0], sb[0])
     a = _spread(sa, query_keys)
     b = _spread(sb, query_keys)
     if np.isnan(a).any() or np.isnan(b).any():
@@ -217,10 +265,11 @@ def evaluate(
     return result
 
 
-def _spread(scores, query_keys: np.ndarray) -> np.ndarray:
-    """(len(query_keys), metrics) values, 0 for a query the run has no row for."""
-    values = np.zeros((len(query_keys), scores.values.shape[1]))
-    values[np.searchsorted(query_keys, scores.query_ids)] = scores.values
+def _spread(scores: tuple, query_keys: np.ndarray) -> np.ndarray:
+    """(len(query_keys), measures) values, 0 for a query the run has no row for."""
+    keys, stored = scores
+    values = np.zeros((len(query_keys), stored.shape[1]))
+    values[np.searchsorted(query_keys, keys)] = stored
     return values
 
 

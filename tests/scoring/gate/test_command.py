@@ -155,3 +155,26 @@ def test_the_command_line_exits_2_and_1(child_env, gated):
     failing = subprocess.run([*base, "--candidate", "worse"], env=child_env, capture_output=True, text=True)
     assert failing.returncode == 1
     assert json.loads(failing.stdout.strip().splitlines()[-1])["verdict"] == "fail"
+
+
+def test_a_measure_of_the_pools_own_set_is_gated_on_its_stored_values(gated):
+    call_command(
+        "set_measures", "--pool", "gated", "P(rel=2)@5", "ERR@10", stdout=StringIO(), stderr=StringIO()
+    )
+    code, out = gate(
+        "--pool", "gated", "--baseline", "baseline", "--candidate", "worse",
+        "--measure", "P(rel=2)@5", "--measure", "ERR@10", "--measure", "ndcg@10",
+    )  # fmt: skip
+    summary = last_json(out)
+    assert [m["measure"] for m in summary["measures"]] == ["P(rel=2)@5", "ERR@10", "ndcg@10"]
+    scores = exported("gated")  # with a set, export_scores writes the set's canonical names
+    queries = sorted(set(scores["baseline"]) | set(scores["worse"]))
+    for row in summary["measures"][:2]:
+        a = [scores["baseline"].get(q, {}).get(row["measure"], 0.0) for q in queries]
+        b = [scores["worse"].get(q, {}).get(row["measure"], 0.0) for q in queries]
+        assert row["p"] == pytest.approx(scipy_stats.ttest_rel(b, a).pvalue, rel=1e-9)
+        assert row["baseline"] == pytest.approx(sum(a) / len(a))
+    code, out = gate(
+        "--pool", "gated", "--baseline", "baseline", "--candidate", "worse", "--measure", "Bpref"
+    )
+    assert code == 2
