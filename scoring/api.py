@@ -21,6 +21,7 @@ from judgments.api import IsEngineer, problems_response
 from judgments.problems import Problem
 
 from . import exports, metrics
+from .flavours import FLAVOUR_PARAMS, flavour_param
 from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
 NUMBERS = {"type": "object", "additionalProperties": {"type": "number"}}
@@ -64,6 +65,8 @@ class QueryScoreSerializer(serializers.ModelSerializer):
 
 
 def _param(request: Request, name: str) -> str | None:
+    if name in FLAVOUR_PARAMS:  # ?flavor= or ?flavour=
+        return flavour_param(request.query_params)
     value = request.query_params.get(name)
     return value if value not in (None, "") else None
 

@@ -17,6 +17,7 @@ from judgments.models import Query
 from . import comparison, metrics
 from . import exports as score_exports
 from .comparison import ComparisonError
+from .flavours import flavour_param
 from .metrics import CUTOFFS
 from .models import MEAN_FIELDS
 from .views import get_option, scored_pool_or_404, selected_configurations
@@ -44,7 +45,7 @@ def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
     metrics = comparison.LEADERBOARD_METRICS
-    header = ["configuration", "team", "flavour", "run_id", "run_created_at"]
+    header = ["configuration", "team", "flavor", "run_id", "run_created_at"]
     header += [
         *metrics,
         comparison.UDCG_METRIC,
@@ -94,7 +95,7 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
                 for k, v in zip(CUTOFFS, means[c.pk], strict=True)
             ]
             return _csv_response(
-                f"cutoffs-{names}-{flavour}.csv", ["configuration", "flavour", "metric", "mean"], rows
+                f"cutoffs-{names}-{flavour}.csv", ["configuration", "flavor", "metric", "mean"], rows
             )
         if table == "matrix":
             matrix = comparison.pairwise_matrix(selected, flavour, metric=metric)
@@ -103,7 +104,7 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
                  _number(cell.p_holm), _number(cell.p_t), _number(cell.p_t_holm)]
                 for _, cells in matrix.grid() for cell in cells if cell
             ]  # fmt: skip
-            header = ["row", "column", "flavour", "metric", "queries", "difference_row_minus_column",
+            header = ["row", "column", "flavor", "metric", "queries", "difference_row_minus_column",
                       "p_randomization", "p_randomization_holm", "p_t", "p_t_holm"]  # fmt: skip
             return _csv_response(f"matrix-{found.name}-{flavour}-{metric}.csv", header, rows)
         if len(selected) != 2 or table not in ("metrics", "queries"):
@@ -116,7 +117,7 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     except ComparisonError as error:
         return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     if table == "metrics":
-        header = ["metric", "flavour", "queries", "mean_a", "ci_a_low", "ci_a_high", "mean_b", "ci_b_low", "ci_b_high",
+        header = ["metric", "flavor", "queries", "mean_a", "ci_a_low", "ci_a_high", "mean_b", "ci_b_low", "ci_b_high",
                   "difference_b_minus_a", "ci_difference_low", "ci_difference_high", "p_randomization", "p_t",
                   "wins_b", "ties", "losses_b", "a", "b"]  # fmt: skip
         rows = []
@@ -130,7 +131,7 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     external = dict(Query.objects.filter(pk__in=paired.query_ids.tolist()).values_list("pk", "external_id"))
     header = [
         "query",
-        "flavour",
+        "flavor",
         "metric",
         f"a:{a.name}",
         f"b:{b.name}",
@@ -157,7 +158,7 @@ def configuration_history_csv(request: HttpRequest, configuration_id: int) -> Ht
         "run_id",
         "run_created_at",
         "tag",
-        "flavour",
+        "flavor",
         "queries",
         "queries_without_ranking",
     ]
@@ -186,7 +187,7 @@ def _download(chunks, filename: str, content_type: str) -> StreamingHttpResponse
 def run_scores_download(request: HttpRequest, run_id: int) -> HttpResponse:
     """trec_eval -q style text of a run's stored scores (engineers of the pool)."""
     run = get_object_or_404(access.runs_for(request.user).select_related("configuration__pool"), pk=run_id)
-    flavour = request.GET.get("flavor") or "trec"
+    flavour = flavour_param(request.GET) or "trec"
     if flavour not in metrics.FLAVOURS:
         raise Http404("No such flavour")
     filename = score_exports.trec_eval_q_filename(run, flavour)
@@ -196,7 +197,7 @@ def run_scores_download(request: HttpRequest, run_id: int) -> HttpResponse:
 def scores_download(request: HttpRequest, pool_name: str, fmt: str) -> HttpResponse:
     """Every stored score of the pool's current runs (engineers of the pool)."""
     found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
-    flavour = request.GET.get("flavor") or metrics.DEFAULT_FLAVOUR
+    flavour = flavour_param(request.GET) or metrics.DEFAULT_FLAVOUR
     if flavour not in metrics.FLAVOURS or fmt not in score_exports.SCORE_FORMATS:
         raise Http404("No such flavour or format")
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson; charset=utf-8"

@@ -12,6 +12,19 @@ from dataclasses import dataclass
 CUTOFFS: tuple[int, ...] = (3, 5, 10, 100)
 RELEVANCE_LEVEL: float = 1.0  # relevant (P, recall, MRR, AP) means grade >= 1, as trec_eval's -l1
 GAINS = ("exp", "linear")
+# URLs, the API and the commands take either spelling of the parameter; files and JSON write "flavor".
+FLAVOUR_PARAMS = ("flavor", "flavour")
+
+
+def flavour_param(params) -> str | None:
+    """The flavour a query string (any mapping) names as `flavor` or `flavour`; None if neither is set."""
+    for name in FLAVOUR_PARAMS:
+        value = params.get(name)
+        if value not in (None, ""):
+            return value
+    return None
+
+
 DISCOUNTS = ("log2", "jk")
 UNJUDGED = ("zero", "drop")
 

@@ -13,6 +13,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from judgments.models import Pool, Run
+from judgments.words import counted
 
 from .cells import (
     CELL_TABLE,
@@ -58,7 +59,8 @@ class RescoreSummary:
 
     def __str__(self) -> str:
         return (
-            f"{self.rows} cells for {self.runs} runs x {self.queries} graded queries, {len(FLAVOUR_NAMES)} "
+            f"{counted(self.rows, 'cell')} for {counted(self.runs, 'run')} x "
+            f"{counted(self.queries, 'graded query')}, {len(FLAVOUR_NAMES)} "
             f"flavours each ({self.inserted} inserted, {self.updated} updated, {self.deleted} deleted) "
             f"in {self.seconds:.2f} s"
         )

@@ -20,7 +20,7 @@ from judgments import access
 from judgments.models import Pool, Query, SearchConfiguration
 from judgments.rating import queue
 
-from . import charts, comparison, evidence, side_by_side, tasks
+from . import charts, comparison, evidence, flavours, side_by_side, tasks
 from .comparison import ComparisonError, metric_label
 from .metrics import CUTOFFS, UDCG_GAMMA
 from .models import MEAN_FIELDS
@@ -50,7 +50,7 @@ def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConf
 
 def get_option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str:
     """A validated GET option; an unknown value falls back to the default with a warning."""
-    value = request.GET.get(name)
+    value = flavours.flavour_param(request.GET) if name in flavours.FLAVOUR_PARAMS else request.GET.get(name)
     try:
         return check(value)
     except ComparisonError as error:

@@ -138,7 +138,8 @@ def _check_import_run(out, err, _):
 
 
 def _check_score(out, err, _):
-    assert out.startswith("trec-sample: 3 cells"), out
+    assert out.startswith("trec-sample: 3 cells for 1 run x 3 graded queries"), out
+    assert "cells" not in err, err  # the result once, on stdout (the service's own log line stays out)
 
 
 def _check_export_scores(out, err, written):
@@ -164,7 +165,8 @@ def _check_export_judgments(out, err, written):
 
 
 def _check_import_judgments(out, err, _):
-    assert re.search(r"demo-judgments.jsonl: \d+ judgments read: \d+ created", err), err
+    assert re.search(r"demo-judgments.jsonl: \d+ judgments read: \d+ created", out), out
+    assert "judgments read" not in err, err
 
 
 CHECKS = {

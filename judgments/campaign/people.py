@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import SetPasswordForm
-from django.db.models import Count, Max, Q
+from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -20,6 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from judgments import access
+from judgments.counts import count_of
 from judgments.models import Judgment, Pool
 
 from . import accounts
@@ -31,10 +32,13 @@ SET_TOKEN = "set-password"  # stands in for the token in the URL once it is in t
 
 
 def _people_page(request: HttpRequest, pool: Pool, status: int = 200, **context) -> HttpResponse:
+    # Each member's judgments in this pool only, through the pool's pairs (a join would read the member's
+    # judgments in every pool, then filter).
+    mine = Judgment.objects.filter(rater=OuterRef("pk"), pair__pool=pool)
     members = (
         pool.members.annotate(
-            n_judgments=Count("judgments", filter=Q(judgments__pair__pool=pool)),
-            last_graded=Max("judgments__updated_at", filter=Q(judgments__pair__pool=pool)),
+            n_judgments=count_of(mine),
+            last_graded=Subquery(mine.order_by("-updated_at").values("updated_at")[:1]),
         )
         .prefetch_related("groups")
         .order_by("username")

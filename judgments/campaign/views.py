@@ -8,33 +8,39 @@ anyone else), server-rendered, and works without JavaScript (htmx adds the live 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db.models import Count, Q
+from django.contrib.auth import get_user_model
+from django.db.models import Count, OuterRef
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from judgments import access
+from judgments.counts import count_of
 from judgments.markup import render_markdown
-from judgments.models import Pool, SearchConfiguration, Team
+from judgments.models import Document, Pair, Pool, Query, SearchConfiguration, Team
 
 from . import accounts
 from .forms import MoveConfigurationForm, PoolForm, TeamForm, TeamMemberForm
 
 admin_only = access.require(access.is_admin)
+User = get_user_model()
 
 
 @admin_only
 def index(request: HttpRequest) -> HttpResponse:
     """Every pool with what it needs next, and the teams."""
+    # One subquery per count: joined, the four relations multiply (queries x documents x raters x pairs).
+    pool = OuterRef("pk")
     pools = Pool.objects.annotate(
-        n_queries=Count("queries", distinct=True),
-        n_documents=Count("documents", distinct=True),
-        n_raters=Count("members", filter=Q(members__groups__name=access.RATER), distinct=True),
-        n_queued=Count("pairs", filter=Q(pairs__queued_at__isnull=False), distinct=True),
+        n_queries=count_of(Query.objects.filter(pool=pool)),
+        n_documents=count_of(Document.objects.filter(pool=pool)),
+        n_raters=count_of(User.objects.filter(pools=pool, groups__name=access.RATER)),
+        n_queued=count_of(Pair.objects.filter(pool=pool, queued_at__isnull=False)),
     ).order_by("name")
     teams = Team.objects.annotate(
-        n_members=Count("members", distinct=True), n_configurations=Count("configurations", distinct=True)
-    )
+        n_members=count_of(User.objects.filter(teams=OuterRef("pk"))),
+        n_configurations=count_of(SearchConfiguration.objects.filter(team=OuterRef("pk"))),
+    ).order_by("name")
     return render(request, "campaign/index.html", {"pools": pools, "teams": teams})
 
 

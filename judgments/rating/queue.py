@@ -206,42 +206,49 @@ def top_k_coverage(pool: Pool, k: int = DEFAULT_DEPTH) -> list[dict]:
     queued and still open, how many are neither (candidates for `queue_unjudged_top_k`)."""
     _check_depth(k)
     runs = list(Run.objects.filter(configuration__pool=pool).current().select_related("configuration"))
-    rows = []
-    with connection.cursor() as cursor:
-        for run in sorted(runs, key=lambda r: r.configuration.name):
+    # One statement for every run (a statement per configuration made 50 on a pool of 50): each pair of
+    # any run's top k is looked up, and its grades counted, once.
+    counts = {}
+    if runs:
+        with connection.cursor() as cursor:
             cursor.execute(
                 """
                 WITH top AS (
-                    SELECT DISTINCT r.query_id, t.doc_id
+                    SELECT DISTINCT r.run_id, r.query_id, t.doc_id
                     FROM judgments_ranking r CROSS JOIN LATERAL unnest(r.doc_ids[1:%(k)s]) AS t(doc_id)
-                    WHERE r.run_id = %(run)s
+                    WHERE r.run_id = ANY(%(runs)s)
                 ),
                 state AS (
-                    SELECT p.queued_at IS NOT NULL AS queued,
+                    SELECT c.query_id, c.doc_id, p.queued_at IS NOT NULL AS queued,
                            COALESCE(p.final_grade IS NOT NULL OR (
                                SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
                                  AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                            ) >= %(wanted)s, false) AS complete
-                    FROM top LEFT JOIN judgments_pair p ON p.query_id = top.query_id AND p.document_id = top.doc_id
+                    FROM (SELECT DISTINCT query_id, doc_id FROM top) c
+                    LEFT JOIN judgments_pair p ON p.query_id = c.query_id AND p.document_id = c.doc_id
                 )
-                SELECT count(*), count(*) FILTER (WHERE complete),
+                SELECT top.run_id, count(*), count(*) FILTER (WHERE complete),
                        count(*) FILTER (WHERE queued AND NOT complete),
                        count(*) FILTER (WHERE NOT queued AND NOT complete)
-                FROM state
+                FROM top JOIN state ON state.query_id = top.query_id AND state.doc_id = top.doc_id
+                GROUP BY top.run_id
                 """,
-                {"k": k, "run": run.pk, "wanted": pool.raters_per_pair},
+                {"k": k, "runs": [run.pk for run in runs], "wanted": pool.raters_per_pair},
             )
-            total, complete, queued_open, unqueued = cursor.fetchone()
-            rows.append(
-                {
-                    "configuration": run.configuration,
-                    "run": run,
-                    "pairs": total,
-                    "complete": complete,
-                    "queued_open": queued_open,
-                    "unqueued": unqueued,
-                }
-            )
+            counts = {run_id: rest for run_id, *rest in cursor.fetchall()}
+    rows = []
+    for run in sorted(runs, key=lambda r: r.configuration.name):
+        total, complete, queued_open, unqueued = counts.get(run.pk, (0, 0, 0, 0))
+        rows.append(
+            {
+                "configuration": run.configuration,
+                "run": run,
+                "pairs": total,
+                "complete": complete,
+                "queued_open": queued_open,
+                "unqueued": unqueued,
+            }
+        )
     return rows
 
 

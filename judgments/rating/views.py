@@ -141,6 +141,8 @@ def _render_grading(
         response[URL_HEADER] = url
     else:
         context["guidelines_html"] = render_markdown(pool.guidelines)
+        # Open before the rater's first answer in this pool: read them once before grading.
+        context["guidelines_open"] = context["mine"]["done"] == 0
         response = render(request, "rating/grade.html", context, status=status)
     response["Cache-Control"] = "no-store"
     return response
@@ -222,7 +224,10 @@ def grade_pair(request: HttpRequest, pool_name: str, pair_id: int) -> HttpRespon
         if not Judgment.objects.filter(pair=pair, rater=request.user).exists():
             _add_skipped(request, found, pair.pk)
             grading.release_hold(pair, request.user)
-        return _next(request, found)
+            return _next(
+                request, found, notice="Skipped: it is offered again once the other pairs are graded."
+            )
+        return _next(request, found, notice="Kept as it is.")
     try:
         judgment = grading.save_grade(
             pair,

@@ -180,11 +180,13 @@ def test_score_command_summary(db, files):
     run_command("import_qrels", "--pool", "web", files["grades.qrels"])
     run_command("import_run", "--pool", "web", "--configuration", "bm25", files["bm25.run"])
     CellScore.objects.all().delete()
-    out = run_command("score", "--pool", "web", "-v", "2")
-    assert out.startswith(
-        "web: 2 cells for 1 runs x 2 graded queries, 4 flavours each (2 inserted, 0 updated, 0 deleted)"
+    out, err = StringIO(), StringIO()
+    call_command("score", "--pool", "web", "-v", "2", stdout=out, stderr=err)
+    assert out.getvalue().startswith(
+        "web: 2 cells for 1 run x 2 graded queries, 4 flavours each (2 inserted, 0 updated, 0 deleted)"
     )
-    assert "read grades" in out
+    assert len(out.getvalue().splitlines()) == 1  # the result; the timings are diagnostics
+    assert "read grades" in err.getvalue()
     # scores already current: nothing is written
     assert "(0 inserted, 0 updated, 0 deleted)" in run_command("score", "--pool", "web")
     CellScore.objects.update(trec_ndcg_10=-1)
@@ -279,3 +281,13 @@ def test_command_input_gives_lines_or_the_whole_file_and_closes_it(tmp_path):
     assert list(_Lines(handle, None)) == [b"q1 Q0 d1 1 2 t\n", b"q1 Q0 d2 2 1 t\n"] and handle.closed
     handle = open(path, "rb")  # noqa: SIM115
     assert _Lines(handle, None).read() == path.read_bytes() and handle.closed
+
+
+def test_export_scores_takes_either_spelling_of_flavor(scored):
+    assert run_command("export_scores", "--pool", "web", "--flavour", "trec") == run_command(
+        "export_scores", "--pool", "web", "--flavor", "trec"
+    )
+    assert {
+        json.loads(line)["flavor"]
+        for line in run_command("export_scores", "--pool", "web", "--flavour", "jk").splitlines()
+    } == {"jk"}

@@ -26,12 +26,16 @@ from judgments.exchange.formats import (
 )
 from judgments.models import Pool, Query, Run, SearchConfiguration
 from judgments.signals import grades_changed
+from judgments.words import counted
 
 from . import fastrun, qrels_table
 from .checks import refuse_distractors
 
 QRELS_RATER_PREFIX = "qrels:"
 ANALYZE_AFTER = 20_000  # judgments in one file
+
+
+SINGULAR = {"queries": "query", "documents": "document", "judgments": "judgment"}
 
 
 @dataclass(frozen=True)
@@ -51,17 +55,18 @@ class ImportSummary:
     skipped: int = 0  # rows without a grade (Quepid's unrated pairs, RRE's queries without documents)
 
     def __str__(self) -> str:
+        one = SINGULAR.get(self.kind, self.kind)
         text = (
-            f"{self.name}: {self.read} {self.kind} read: {self.created} created, "
+            f"{self.name}: {counted(self.read, one, self.kind)} read: {self.created} created, "
             f"{self.updated} updated, {self.unchanged} unchanged"
         )
         if self.kind == "judgments":
             text += (
-                f"; {self.queries_created} new queries, {self.documents_created} new documents; "
-                f"rater {self.rater}"
+                f"; {counted(self.queries_created, 'new query')}, "
+                f"{counted(self.documents_created, 'new document')}; rater {self.rater}"
             )
             if self.skipped:
-                text += f"; {self.skipped} unrated rows skipped"
+                text += f"; {counted(self.skipped, 'unrated row')} skipped"
         return text
 
 

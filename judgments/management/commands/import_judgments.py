@@ -61,4 +61,4 @@ class Command(ExchangeCommand):
             raise format_error(exc) from None
         if created:
             self.stderr.write(f"Created pool {found.name}")
-        self.stderr.write(str(summary))
+        self.stdout.write(str(summary))

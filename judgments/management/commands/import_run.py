@@ -7,6 +7,7 @@ from judgments.exchange.cli import format_error as import_failed
 from judgments.exchange.imports import import_run
 from judgments.models import SearchConfiguration, Team
 from judgments.problems import FormatError
+from judgments.words import counted
 
 DEFAULT_TEAM = "default"
 
@@ -61,5 +62,5 @@ class Command(ExchangeCommand):
         except FormatError as exc:
             raise import_failed(exc) from None
         self.stdout.write(
-            f"{input_name(file)}: run {run.pk} of {config.name} (tag {run.tag}): {queries} queries, {entries} documents"
+            f"{input_name(file)}: run {run.pk} of {config.name} (tag {run.tag}): {counted(queries, 'query')}, {counted(entries, 'document')}"
         )

@@ -7,8 +7,10 @@ import signal
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from judgments.command_logs import command_logs
 from judgments.judges import services
 from judgments.models import JudgeRun, ModelJudge, Pool
+from judgments.words import counted
 
 
 def _positive(text: str) -> int:
@@ -60,7 +62,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--temperature", type=float, help="kept as the judge's setting (default 0)")
 
-    def handle(self, *args, pool, judge, base_url, model, api_key_env, selection, **options):
+    def handle(self, *args, verbosity, **options):
+        with command_logs(verbosity):  # one "HTTP Request" line per call only with -v 2
+            self._judge(**options)
+
+    def _judge(self, *, pool, judge, base_url, model, api_key_env, selection, **options):
         found = Pool.objects.filter(name=pool).first()
         if found is None:
             raise CommandError(f"No pool named {pool!r}")
@@ -118,9 +124,9 @@ class Command(BaseCommand):
 
     def _report(self, run: JudgeRun) -> None:
         self.stdout.write(
-            f"{run.graded} grades given, {run.cant_judge} can't judge, {run.failures} failed "
-            f"({run.done} of {run.total or 0} pairs, {run.get_selection_display().lower()}); "
-            f"{run.calls} calls, {run.tokens} tokens."
+            f"{counted(run.graded, 'grade')} given, {run.cant_judge} can't judge, {run.failures} failed "
+            f"({run.done} of {counted(run.total or 0, 'pair')}, {run.get_selection_display().lower()}); "
+            f"{counted(run.calls, 'call')}, {counted(run.tokens, 'token')}."
         )
         if run.status == JudgeRun.Status.BUDGET:
             self.stdout.write(_stop_line(run))

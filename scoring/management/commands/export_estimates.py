@@ -11,9 +11,9 @@ import csv
 import json
 import math
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from judgments.exchange.cli import get_pool
+from judgments.exchange.cli import ExchangeCommand, get_pool
 from judgments.models import ModelJudge
 from scoring.estimates import EstimateError, estimates
 from scoring.flavours import DEFAULT_FLAVOUR, FLAVOURS
@@ -25,7 +25,7 @@ def _number(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-class Command(BaseCommand):
+class Command(ExchangeCommand):
     help = (
         "Print prediction-powered estimates of each configuration's mean from a model judge's grades "
         "on every query, corrected by the humans' grades on the pool's random sample of queries."

@@ -22,6 +22,8 @@ class Command(ExchangeCommand):
         parser.add_argument("--pool", required=True, help="pool name")
         parser.add_argument(
             "--flavor",
+            "--flavour",
+            dest="flavor",
             default=DEFAULT_FLAVOUR,
             choices=[*FLAVOURS, "all"],
             help=f"NDCG flavour (default {DEFAULT_FLAVOUR}; 'all' for every flavour)",

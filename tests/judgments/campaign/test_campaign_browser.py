@@ -28,7 +28,7 @@ def shot(page, name: str) -> None:
 
 
 def _import(page, tmp_path: Path, kind: str, name: str, content: str) -> None:
-    page.click(".subnav >> text=Import")
+    page.click(".pooltabs >> text=Import")
     page.select_option("select[name=kind]", kind)
     path = tmp_path / name
     path.write_text(content)
@@ -83,7 +83,7 @@ def test_an_admin_takes_an_empty_database_to_a_pool_with_two_raters_who_grade(
     page.goto(f"{live_server.url}/campaign/pools/news/people/")
     _import(page, tmp_path, "documents", "docs.jsonl", DOCUMENTS)
     page.goto(f"{live_server.url}/campaign/pools/news/people/")
-    page.click(".subnav >> text=Judging queue")
+    page.click(".pooltabs >> text=Queue")
     for query, document in (("q1", "d1"), ("q2", "d2")):
         page.fill("#id_query_id", query)
         page.fill("#id_document_id", document)

@@ -398,7 +398,7 @@ def test_import_and_export_commands(judged, tmp_path):
     call_command("export_judgments", "--pool", "robust", "--format", "jsonl", stdout=out)
     path = tmp_path / "j.jsonl"
     path.write_text(out.getvalue())
-    err = io.StringIO()
+    result, err = io.StringIO(), io.StringIO()
     call_command(
         "import_judgments",
         "--pool",
@@ -406,10 +406,11 @@ def test_import_and_export_commands(judged, tmp_path):
         "--format",
         "jsonl",
         str(path),
-        stdout=io.StringIO(),
+        stdout=result,
         stderr=err,
     )
-    assert "5 judgments read: 4 created, 1 updated" in err.getvalue()
+    assert "5 judgments read: 4 created, 1 updated" in result.getvalue()  # the result, on stdout
+    assert err.getvalue() == "Created pool fresh\n"  # a diagnostic, on stderr
     assert Judgment.objects.filter(pair__pool__name="fresh").count() == 4
 
     docs = tmp_path / "docs.jsonl"

@@ -298,3 +298,17 @@ def test_sigterm_stops_the_run_cleanly_keeping_every_answer_that_arrived(chat_se
     # Every answer that reached the command was stored; at most the calls in flight (2) were lost.
     assert len(kept) == run.graded and chat_server.calls - len(kept) <= 2
     assert f"{len(kept)} grades given" in out
+
+
+def test_http_request_lines_only_at_verbosity_two_and_counts_in_words(db, chat_server, caplog):
+    make_pool(queries=1, documents=2)
+    chat_server.handler = by_document
+    caplog.set_level("DEBUG")
+    output = judge(chat_server, "--limit", "1")
+    assert "1 grade given" in output and "1 call," in output and "(1 of 1 pair," in output
+    assert not [r for r in caplog.records if r.getMessage().startswith("HTTP Request")]
+    judge(chat_server, "--verbosity", "2")
+    assert [r for r in caplog.records if r.getMessage().startswith("HTTP Request")]
+    import logging
+
+    assert logging.getLogger("httpx").getEffectiveLevel() == logging.WARNING  # as the settings leave it

@@ -103,6 +103,28 @@ def test_skip_serves_another_pair_and_stores_nothing(client, pool, rater, queued
     assert not Judgment.objects.exists()
 
 
+def test_skip_says_skipped_in_place_and_after_a_redirect(client, pool, rater, queued, grade_url):
+    queued(pool, "q1", "d1"), queued(pool, "q1", "d2"), queued(pool, "q2", "d3")
+    client.force_login(rater)
+    client.get(grade_url)
+    first = Pair.objects.get(held_by=rater)
+    fragment = client.post(pair_url(pool, first), {"action": "skip"}, headers={FRAGMENT_HEADER: "1"})
+    assert "Skipped" in fragment.content.decode()
+    second = Pair.objects.get(held_by=rater)
+    client.post(pair_url(pool, second), {"action": "skip"})  # a plain form: the next page says it
+    assert "Skipped" in client.get(grade_url).content.decode()
+
+
+def test_the_guidelines_are_open_on_a_raters_first_pair_only(client, pool, rater, queued, grade_url):
+    queued(pool, "q1", "d1"), queued(pool, "q1", "d2")
+    client.force_login(rater)
+    first = client.get(grade_url).content.decode()
+    assert '<details class="guidelines" id="guidelines" open>' in first
+    pair = Pair.objects.get(held_by=rater)
+    client.post(pair_url(pool, pair), {"action": "grade", "grade": "2"})
+    assert '<details class="guidelines" id="guidelines">' in client.get(grade_url).content.decode()
+
+
 def test_all_skipped_pairs_can_be_served_again(client, pool, rater, queued, grade_url):
     pair = queued(pool, "q1", "d1")
     client.force_login(rater)

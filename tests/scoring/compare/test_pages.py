@@ -160,7 +160,7 @@ def test_leaderboard_csv_holds_the_stored_means(client, scored, engineer):
     assert response["Content-Type"].startswith("text/csv")
     rows = {r["configuration"]: r for r in _csv(response)}
     for name, run in (("bm25", scored.bm25_run), ("dense", scored.dense_run), ("hybrid", scored.hybrid_run)):
-        assert rows[name]["flavour"] == "trec"
+        assert rows[name]["flavor"] == "trec"
         assert int(rows[name]["run_id"]) == run.pk
         assert float(rows[name]["ndcg@10"]) == pytest.approx(db_mean(run, "ndcg_10", "trec"), abs=1e-12)
         assert float(rows[name]["judged@100"]) == pytest.approx(
@@ -417,3 +417,21 @@ def test_only_admins_may_queue_a_configurations_unjudged_top_k(
                                                                                       "document__external_id"))  # fmt: skip
     assert queued == {("q1", "d1"), ("q1", "d2"), ("q2", "d3"), ("q2", "d1")}
     assert client.get(url).status_code == 405
+
+
+@pytest.mark.parametrize("spelling", ["flavor", "flavour"])
+def test_pages_downloads_and_the_api_take_either_spelling_and_files_write_flavor(
+    client, scored, engineer, spelling
+):
+    pool = scored.pool.name
+    page = _get(client, engineer, reverse("scoring:leaderboard", args=[pool]) + f"?{spelling}=trec")
+    assert page.context["flavour"] == "trec"
+    for url in (
+        reverse("scoring:leaderboard-csv", args=[pool]),
+        reverse("scoring:scores-download", args=[pool, "csv"]),
+    ):
+        rows = _csv(_get(client, engineer, url + f"?{spelling}=trec"))
+        assert rows and {r["flavor"] for r in rows} == {"trec"}, url
+    token_rows = client.get(f"/api/scores/?{spelling}=trec").json()
+    results = token_rows["results"] if isinstance(token_rows, dict) else token_rows
+    assert results and {r["flavor"] for r in results} == {"trec"}
