@@ -14,6 +14,7 @@ from config.csp import SWAGGER_POLICY, csp_override
 from judgments import api
 from judgments.capture import api as capture_api
 from scoring import api as scoring_api
+from scoring import measure_api
 
 app_name = "api"
 
@@ -27,6 +28,7 @@ router.register("judgments", api.JudgmentViewSet, basename="judgment")
 router.register("endpoints", capture_api.EndpointViewSet, basename="endpoint")
 router.register("captures", capture_api.CaptureViewSet, basename="capture")
 router.register("scores", scoring_api.ScoreViewSet, basename="score")
+router.register("measure-sets", measure_api.MeasureSetViewSet, basename="measure-set")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

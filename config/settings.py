@@ -234,6 +234,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
 # What axes itself filters by, and what a successful login resets: that account from that address only.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = False  # the log of successful logins: an account's known addresses
 AXES_LOCKOUT_CALLABLE = "judgments.login.locked_out"
 TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"

@@ -11,7 +11,7 @@ import numpy as np
 from judgments import pgcopy
 from judgments.pgcopy.rows import ARRAY_HEAD, empty_rows, read_rows, row_dtype, write_rows
 
-from . import metrics
+from . import measure_cells, metrics
 from .grades import Grades, ScoringError
 from .models import CELL_VALUE_COLUMNS, JUDGED_FIELDS, METRIC_FIELDS, UDCG_FIELDS, CellScore, cell_column
 
@@ -142,19 +142,25 @@ class CellRows:
     run: np.ndarray  # int64
     query: np.ndarray  # int64
     values: np.ndarray  # (n, len(_CELL_COLUMNS)) float64: has_ranking, has_relevant, then the metrics
+    # The pool's own measure set (measure_cells), same rows: (n, columns) float64; None without a set.
+    measures: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.run)
 
 
-def score_cells(grades: Grades, run_ids: Sequence[int], rank_run, rank_query, docs) -> CellRows:
+def score_cells(
+    grades: Grades, run_ids: Sequence[int], rank_run, rank_query, docs, measures=None
+) -> CellRows:
     """Score the rankings of the graded queries, and add a zero row for every (run, graded query) that
-    has no ranking. Rankings of queries without grades are left out."""
+    has no ranking. Rankings of queries without grades are left out. `measures`: the pool's own measure
+    set (a list of scoring.measures.names.Measure), computed into CellRows.measures in the same pass."""
     runs = np.asarray(sorted(run_ids), dtype=np.int64)
     graded, relevant = grades.queries, grades.relevant_queries()
     if len(graded) == 0 or len(runs) == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return CellRows(empty, empty, np.zeros((0, len(_CELL_COLUMNS))))
+        none = None if measures is None else measure_cells.missing_values(measures, 0)
+        return CellRows(empty, empty, np.zeros((0, len(_CELL_COLUMNS))), none)
     position = np.minimum(np.searchsorted(graded, rank_query), len(graded) - 1)
     keep = graded[position] == rank_query
     rank_run, rank_query, docs, position = rank_run[keep], rank_query[keep], docs[keep], position[keep]
@@ -172,6 +178,7 @@ def score_cells(grades: Grades, run_ids: Sequence[int], rank_run, rank_query, do
         check=False,  # stored rankings: a CHECK constraint refuses a document twice; padded on the right
         udcg=True,  # in the same pass: distractors are the negative combined grades
     )
+    own = None if measures is None else measure_cells.compute_values(grades, rank_query, docs, measures)
     del docs
 
     # Every (run, graded query) cell; those without a ranking score 0.
@@ -187,7 +194,9 @@ def score_cells(grades: Grades, run_ids: Sequence[int], rank_run, rank_query, do
     for j, column in enumerate(_CELL_COLUMNS[2:], start=2):
         flavour, metric = _CELL_SOURCES[column]
         values[:ranked, j] = scored[flavour][metric]
-    return CellRows(run, query, values)
+    if own is not None:
+        own = np.concatenate([own, measure_cells.missing_values(measures, len(missing))])
+    return CellRows(run, query, values, own)
 
 
 # --- Writing -------------------------------------------------------------------------------------------

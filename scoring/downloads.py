@@ -14,10 +14,11 @@ from judgments import access
 from judgments.exchange.formats.spreadsheet import csv_line, csv_lines
 from judgments.models import Query
 
-from . import comparison, metrics
+from . import comparison, measure_pages, metrics
 from . import exports as score_exports
 from .comparison import ComparisonError
 from .flavours import flavour_param
+from .measure_sets import measure_set
 from .metrics import CUTOFFS
 from .models import MEAN_FIELDS
 from .views import get_option, scored_pool_or_404, selected_configurations
@@ -43,6 +44,10 @@ def _number(value) -> str:
 
 def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
+    if (measures := measure_set(found)) is not None:  # the pool's own measure set: every column of it
+        header, table = measure_pages.leaderboard_table(found, measures)
+        rows = [[*row[:4], *(_number(v) for v in row[4:])] for row in table]
+        return _csv_response(f"leaderboard-{found.name}-measures.csv", header, rows)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
     metrics = comparison.LEADERBOARD_METRICS
     header = ["configuration", "team", "flavor", "run_id", "run_created_at"]

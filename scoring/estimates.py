@@ -32,6 +32,9 @@ from . import metrics, ppi
 from .cells import query_batches, read_rankings
 from .flavours import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS, JUDGED, METRICS, UDCG
 from .grades import Grades, human_grades, rater_grades
+from .measures import names
+from .measures.compute import compute
+from .measures.names import Measure
 
 MEASURES: tuple[str, ...] = METRICS + JUDGED + UDCG
 _SPELLINGS = {"r": "recall", "rr": "mrr", "recip_rank": "mrr", "map": "ap", "ndcg_cut": "ndcg"}
@@ -41,18 +44,29 @@ class EstimateError(ValueError):
     """An estimate that cannot be made (no sample, an unfinished one, a judge without grades...)."""
 
 
-def measure_key(name: str) -> str:
-    """The stored metric name of a measure as a user writes it: ndcg@10, nDCG@10, P@5, R@100, RR, AP."""
+def measure_key(name: str) -> str | Measure:
+    """The measure as a user writes it: a name of today's fixed set in the flavour asked for (ndcg@10,
+    nDCG@10, P@5, R@100, RR, AP: the names `export_scores` writes for a pool without a measure set), else
+    any measure in ir_measures syntax that scoring.measures computes (P(rel=2)@5, ERR@20: the names it
+    writes for a pool with a set), which ignores the flavour."""
     text = (name or "").strip().lower()
     base, at, k = text.partition("@")
     base = _SPELLINGS.get(base, base)
     key = f"{base}{at}{k}"
-    if key not in MEASURES:
+    if key in MEASURES:
+        return key
+    try:
+        return names.parse(name)
+    except names.MeasureError as error:
         known = ", ".join(f"{m}@k" for m in ("ndcg", "p", "recall", "judged", "udcg")) + ", mrr, ap"
         raise EstimateError(
-            f"Unknown measure {name!r}: use one of {known} with k in {', '.join(map(str, CUTOFFS))}."
-        )
-    return key
+            f"Unknown measure {name!r}: one of {known} with k in {', '.join(map(str, CUTOFFS))}, or a measure "
+            f"in ir_measures syntax ({error})."
+        ) from None
+
+
+def measure_name(measure: str | Measure) -> str:
+    return measure if isinstance(measure, str) else measure.name
 
 
 def check_flavour(flavour: str | None) -> str:
@@ -63,7 +77,7 @@ def check_flavour(flavour: str | None) -> str:
 
 
 def per_query(
-    run_ids: list[int], query_pks: np.ndarray, grades: Grades, measure: str, flavour: str
+    run_ids: list[int], query_pks: np.ndarray, grades: Grades, measure: str | Measure, flavour: str
 ) -> np.ndarray:
     """(len(run_ids), len(query_pks)) values of `measure` for every run and query with `grades`; a query
     a run did not rank scores 0. `query_pks` sorted."""
@@ -71,15 +85,18 @@ def per_query(
     if not run_ids or not len(query_pks):
         return values
     row_of = {run: i for i, run in enumerate(run_ids)}
-    udcg = measure.startswith("udcg")
+    udcg = isinstance(measure, str) and measure.startswith("udcg")
     with connection.cursor() as cursor:
         for batch in query_batches(cursor, run_ids, query_pks.tolist()):
             run_of, rank_query, docs = read_rankings(cursor, run_ids, batch, query_pks.tolist())
             if not len(run_of):
                 continue
-            scored = metrics.score(
-                rank_query, docs, grades.query, grades.doc, grades.grade, FLAVOURS[flavour], udcg=udcg
-            )[measure]
+            if isinstance(measure, str):
+                scored = metrics.score(
+                    rank_query, docs, grades.query, grades.doc, grades.grade, FLAVOURS[flavour], udcg=udcg
+                )[measure]
+            else:
+                scored = compute(rank_query, docs, grades.query, grades.doc, grades.grade, [measure])[:, 0]
             rows = np.array([row_of[int(r)] for r in run_of])
             values[rows, np.searchsorted(query_pks, rank_query)] = scored
     return values
@@ -126,6 +143,11 @@ def estimates(
     """PPI estimates of every configuration with a current run (see the module docstring); EstimateError
     when the pool has no finished human sample or the judge has no grades in it."""
     measure, flavour = measure_key(measure), check_flavour(flavour)
+    if not isinstance(measure, str):
+        try:
+            names.check_for_scale(measure, pool.grades)
+        except names.MeasureError as error:
+            raise EstimateError(str(error)) from None
     status = sample_status(pool)
     if status is None:
         raise EstimateError(
@@ -167,7 +189,7 @@ def estimates(
     order = sorted(range(len(rows)), key=lambda i: (-rows[i].estimate.estimate, rows[i].configuration.name))
     return Estimates(
         judge,
-        measure,
+        measure_name(measure),
         flavour,
         [rows[i] for i in order],
         len(sample),

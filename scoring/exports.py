@@ -22,7 +22,7 @@ from judgments.models import Pool, Run
 
 from . import flavours
 from .leaderboard import configuration_means
-from .models import JUDGED_FIELDS, MEAN_FIELDS, METRIC_FIELDS, QueryScore
+from .models import JUDGED_FIELDS, MEAN_FIELDS, METRIC_FIELDS, PoolMeasures, QueryScore
 
 # trec_eval's measure names, in the order trec_eval prints them.
 TREC_EVAL_NAMES: dict[str, str] = {
@@ -110,6 +110,12 @@ def score_blocks(
         _check_flavour(name)
     if fmt not in SCORE_FORMATS:
         raise ValueError(f"format must be one of {SCORE_FORMATS}, not {fmt!r}")
+    own = PoolMeasures.objects.filter(pool=pool).values_list("names", flat=True).first()
+    if own is not None:  # the pool's own measure set (numpy is imported only then)
+        from .measure_exports import measure_score_blocks
+        from .measures.names import parse
+
+        return measure_score_blocks(pool, [parse(name) for name in own], names, fmt)
     # The order of the old single query: configuration name, then flavour name, then query id.
     groups: dict[str, list[tuple[str, int, dict]]] = {}
     for name in sorted(set(names)):

@@ -250,3 +250,38 @@ class QueryGrades(models.Model):
 
     def __str__(self) -> str:
         return f"grades of query {self.query_id}: {len(self.grades)} documents"
+
+
+class PoolMeasures(models.Model):
+    """A pool's own measure set, named in ir_measures syntax (scoring.measures.names), canonical names in
+    the order chosen. A pool without this row has today's fixed set (the flavoured metrics of CellScore),
+    so existing pools, pages and exports do not change. Written by scoring.measure_sets only, under the
+    pool's scoring lock, together with a re-score of MeasureScore."""
+
+    pool = models.OneToOneField(
+        "judgments.Pool", models.CASCADE, primary_key=True, db_constraint=False, related_name="+"
+    )
+    names = ArrayField(models.CharField(max_length=300))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"measures of pool {self.pool_id}: {', '.join(self.names)}"
+
+
+class MeasureScore(models.Model):
+    """Every measure of a pool's measure set for one (run, query): `values` in the order of
+    scoring.measures.compute.columns(the set) (each measure, then each RBP residual). Rows exist for the
+    same (run, graded query) cells as CellScore; a run without a ranking for the query scores 0 (RBP's
+    residual 1). One row of an array rather than a row per measure: 14 measures x 250,000 cells would be
+    3,500,000 rows of ~40 bytes of overhead each (see docs/measures.md for the figures)."""
+
+    run = models.ForeignKey(Run, models.CASCADE, db_constraint=False, db_index=False, related_name="+")
+    query = models.ForeignKey(Query, models.CASCADE, db_constraint=False, db_index=False, related_name="+")
+    has_ranking = models.BooleanField(help_text="False: the run has no ranking for this query; it scores 0")
+    values = ArrayField(models.FloatField())
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "query"], name="one_measure_row_per_run_query")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} query {self.query_id}: {len(self.values)} values"

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from judgments.models import Pool, Run
 from judgments.words import counted
 
+from . import measure_cells
 from .cells import (
     CELL_TABLE,
     FLAVOUR_NAMES,
@@ -37,6 +38,7 @@ READ_AHEAD_BATCHES = 3
 FEW_QUERIES = 50
 # First key of pg_advisory_xact_lock(key, pool id): "scoring".
 _LOCK_KEY = 0x5C0_4E
+SCORING_LOCK_KEY = _LOCK_KEY  # public: scoring.measure_sets takes the same lock
 # --- Recomputing ---------------------------------------------------------------------------------------
 
 
@@ -105,6 +107,8 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
     read_ahead = not connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
         rule, source, pool_runs = _begin(cursor, pool)
+        measures = measure_cells.pool_measures(cursor, pool.pk)
+        width = None if measures is None else measure_cells.width(measures)
         run_ids = sorted(pool_runs if run_ids is None else set(run_ids) & set(pool_runs))
         scope = None if query_ids is None else np.unique(np.asarray(list(query_ids), dtype=np.int64))
         summary.runs = len(run_ids)
@@ -132,6 +136,10 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                 f"DELETE FROM {CELL_TABLE} WHERE {where} AND NOT query_id = ANY(%s)", [*params, graded]
             )
             summary.deleted += cursor.rowcount
+            cursor.execute(
+                f"DELETE FROM {measure_cells.TABLE} WHERE {where} AND NOT query_id = ANY(%s)",
+                [*params, graded],
+            )
             cursor.execute("SELECT count(*) FROM judgments_query WHERE pool_id = %s", [pool.pk])
             if 2 * len(graded) < cursor.fetchone()[0]:
                 scope = grades.queries
@@ -147,15 +155,19 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             where, params = Batch().where(run_ids, scope.tolist())
             cursor.execute(f"DELETE FROM {CELL_TABLE} WHERE {where}", params)
             summary.deleted += cursor.rowcount
+            cursor.execute(f"DELETE FROM {measure_cells.TABLE} WHERE {where}", params)
             graded = grades.queries
             rankings = read_rankings(cursor, run_ids, Batch(), graded.tolist()) if len(graded) else None
             timings["read rankings"] = time.perf_counter() - tick
             if rankings is not None:
                 tick = time.perf_counter()
-                rows = score_cells(grades, run_ids, *rankings)
+                rows = score_cells(grades, run_ids, *rankings, measures=measures)
                 timings["score"] = time.perf_counter() - tick
                 tick = time.perf_counter()
                 summary.inserted = summary.rows = insert_rows(cursor, rows, np.arange(len(rows)))
+                if rows.measures is not None:
+                    has = rows.values[:, 0].astype(bool)
+                    measure_cells.insert_rows(cursor, rows.run, rows.query, has, rows.measures)
                 timings["write"] = time.perf_counter() - tick
             summary.seconds = time.perf_counter() - started
             return summary
@@ -173,6 +185,8 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             else:
                 rankings = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.int64))
             stored = read_stored(cursor, *batch.where(run_ids, wanted))
+            if width is not None:
+                stored = (stored, measure_cells.read_stored(cursor, *batch.where(run_ids, wanted), width))
             return batch, rankings, stored, time.perf_counter() - tick
 
         ahead = _ReadAhead(load, batches) if read_ahead and len(batches) > 1 else None
@@ -193,7 +207,9 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             for batch, rankings, stored, reading in ahead or (load(cursor, b) for b in batches):
                 tick = time.perf_counter()
                 timings["read rankings"] += tick - waited if ahead else reading
-                rows = score_cells(grades.between(batch.low, batch.high), run_ids, *rankings)
+                rows = score_cells(
+                    grades.between(batch.low, batch.high), run_ids, *rankings, measures=measures
+                )
                 del rankings
                 timings["score"] += time.perf_counter() - tick
                 summary.rows += len(rows)
@@ -201,7 +217,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                     behind.put(rows, stored)
                 else:
                     tick = time.perf_counter()
-                    summary.add(sync_rows(cursor, rows, stored))
+                    summary.add(_sync_all(cursor, rows, stored))
                     timings["write"] += time.perf_counter() - tick
                 del rows, stored
                 waited = time.perf_counter()
@@ -222,6 +238,18 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
                 behind.close()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _sync_all(cursor, rows: CellRows, stored) -> dict[str, int]:
+    """sync_rows, and with a measure set (stored is then (CellScore rows, MeasureScore rows)) the
+    MeasureScore rows of the same cells; the counts are CellScore's."""
+    if rows.measures is None:
+        return sync_rows(cursor, rows, stored)
+    stored, measure_stored = stored
+    counts = sync_rows(cursor, rows, stored)
+    has = rows.values[:, 0].astype(bool)
+    measure_cells.sync_rows(cursor, rows.run, rows.query, has, rows.measures, measure_stored)
+    return counts
 
 
 class _WriteBehind:
@@ -245,7 +273,7 @@ class _WriteBehind:
                     continue  # drain: the caller learns of the error at its next put() or finish()
                 tick = time.perf_counter()
                 try:
-                    for key, value in sync_rows(cursor, *item).items():
+                    for key, value in _sync_all(cursor, *item).items():
                         self.counts[key] += value
                 except BaseException as exc:
                     self.error = exc

@@ -1,12 +1,15 @@
 from django.urls import path
 
-from . import downloads, evidence, live, recompute, trust, views
+from . import downloads, evidence, live, measure_pages, recompute, trust, views
 
 app_name = "scoring"
 
 urlpatterns: list = [
     # Leaderboard and comparisons (scoring.views; CSV downloads: scoring.downloads).
     path("pools/<str:pool_name>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("pools/<str:pool_name>/measures/", measure_pages.settings_page, name="measures"),
+    path("pools/<str:pool_name>/overlap/", measure_pages.overlap_page, name="overlap"),
+    path("pools/<str:pool_name>/overlap/queue/", measure_pages.overlap_queue, name="overlap-queue"),
     path("pools/<str:pool_name>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
     path("pools/<str:pool_name>/compare/", views.compare, name="compare"),
     path("pools/<str:pool_name>/compare.csv", downloads.compare_csv, name="compare-csv"),

@@ -33,6 +33,7 @@ PURE = (
     "judgments/outbound.py",
     "judgments/endpoints",
     "scoring/metrics.py",
+    "scoring/measures",
     "scoring/udcg.py",
     "scoring/flavours.py",
     "scoring/judged_table.py",

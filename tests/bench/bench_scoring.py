@@ -13,6 +13,10 @@ Generates a throw-away pool "bench-<time>" (deleted at the end unless --keep) of
 - one changed grade (record_judgment + commit + the incremental rescore), median and p95 of 100
   (target <= 20 ms);
 - peak memory of this process (ru_maxrss; target <= 1 GiB);
+- a 14-measure set (scoring.measures, ir_measures names: _pytrec_child.MEASURE_SET): set_measures (a
+  full re-score writing every measure row) and a full re-score with the rows current, against
+  pytrec_eval computing the set's trec_eval measures on the same files (target <= 0.3x), and one changed
+  grade with the set;
 - the storage choice: reading every ranked entry as (run, query, int8[]) rows, as scoring does, vs
   one row per entry (a throw-away unlogged table), both by binary COPY into numpy.
 """
@@ -40,7 +44,14 @@ from judgments.pgcopy.rows import read_columns, row_dtype, stream_rows
 from judgments.signals import grades_changed
 from scoring import cells, receivers, services
 
-from ._pytrec_child import SAME_CUTOFFS, SPECIFIED_MEASURES, parse_and_evaluate
+from ._pytrec_child import (
+    MEASURE_SET,
+    MEASURE_SET_TREC,
+    SAME_CUTOFFS,
+    SPECIFIED_MEASURES,
+    evaluate_measure_set,
+    parse_and_evaluate,
+)
 
 GRADE_WEIGHTS = np.array([0.5, 0.25, 0.13, 0.08, 0.04])
 GRADE_WEIGHTS = GRADE_WEIGHTS / GRADE_WEIGHTS.sum()
@@ -92,6 +103,7 @@ class Command(BaseCommand):
             phase("storage", self._storage_choice, figures)
             phase("recompute stale", self._full_recompute, figures, "stale")
             phase("recompute empty", self._full_recompute, figures, "empty")
+            phase("measure set", self._measure_set, figures, max(10, changes // 5))
             for label, seconds in self.pytrec_seconds.items():
                 figures[f"ratio full recompute / pytrec_eval {label}"] = (
                     ", ".join(
@@ -304,6 +316,101 @@ class Command(BaseCommand):
         )
         figures["one changed grade: whole save"] = (
             f"{spread(calls)} (record_judgment + history + commit + the above)"
+        )
+
+    def _measure_set(self, figures: dict, changes: int) -> None:
+        """The pool scored with MEASURE_SET: set_measures (every MeasureScore row written, in one
+        transaction: no read-ahead) and rescore_pool with the rows current (median of 3), against
+        pytrec_eval on the TREC files computing the set's trec_eval measures (a fresh child process)."""
+        from scoring.measure_sets import set_measures
+        from scoring.models import MeasureScore
+
+        started = time.perf_counter()
+        measures, summary = set_measures(self.pool, MEASURE_SET)
+        written = time.perf_counter() - started
+        rows = MeasureScore.objects.filter(run__configuration__pool=self.pool).count()
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE scoring_measurescore")
+        current = sorted(services.rescore_pool(self.pool).seconds for _ in range(3))
+        context = multiprocessing.get_context("spawn")
+        result = context.Queue()
+        paths = (str(self.qrels_paths[0]), [str(p) for p in self.run_paths])
+        child = context.Process(target=evaluate_measure_set, args=(*paths, result))
+        child.start()
+        answer = result.get()
+        child.join()
+        if isinstance(answer, BaseException):
+            raise CommandError(f"pytrec_eval failed: {answer!r}")
+        seconds, evaluated, peak = answer
+        trec = sum(len(group) for group in MEASURE_SET_TREC.values())
+        figures["measure set"] = f"{len(measures)} measures: {' '.join(m.name for m in measures)}"
+        groups = "; ".join(f"{key}: {' '.join(names)}" for key, names in MEASURE_SET_TREC.items())
+        figures["pytrec_eval, the set's trec_eval measures"] = (
+            f"{seconds:.2f} s for {evaluated} (run, query) evaluations of {trec} trec_eval measures "
+            f"({groups}; child process, peak {peak / 1024:.0f} MiB)"
+        )
+        figures["full re-score with the set, measure rows written (set_measures)"] = (
+            f"{written:.2f} s for {rows} rows: {written / seconds:.3f}x pytrec_eval (target <= 0.3x); {summary}"
+        )
+        figures["full re-score with the set, rows current"] = (
+            f"median of 3 {current[1]:.2f} s ({', '.join(f'{c:.2f}' for c in current)}): "
+            f"{current[1] / seconds:.3f}x pytrec_eval (target <= 0.3x)"
+        )
+        self._measure_storage(figures, len(measures))
+        before = {k: v for k, v in figures.items() if k.startswith("one changed grade")}
+        self._changed_grades(changes, figures)
+        for key in [k for k in figures if k.startswith("one changed grade")]:
+            figures[f"{key}, with the set"] = figures.pop(key)
+        figures.update(before)
+
+    def _measure_storage(self, figures: dict, n_measures: int) -> None:
+        """The storage of measure values: one row per (run, query) with a float8[] (MeasureScore), against
+        one row per (run, query, measure) (a throw-away unlogged table filled from the arrays): size, time
+        to write, and time to read every run's means (one GROUP BY)."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_total_relation_size('scoring_measurescore'), count(*) FROM scoring_measurescore"
+            )
+            array_bytes, rows = cursor.fetchone()
+            started = time.perf_counter()
+            with transaction.atomic():
+                cursor.execute(
+                    "SELECT run_id, i, avg(v) FROM scoring_measurescore, unnest(values) WITH ORDINALITY u(v, i)"
+                    " GROUP BY run_id, i"
+                )
+                cursor.fetchall()
+            array_means = time.perf_counter() - started
+            cursor.execute("DROP TABLE IF EXISTS bench_measure_narrow")
+            cursor.execute(
+                "CREATE UNLOGGED TABLE bench_measure_narrow (run_id bigint, query_id bigint, measure int2, value float8)"
+            )
+            started = time.perf_counter()
+            cursor.execute(
+                "INSERT INTO bench_measure_narrow SELECT run_id, query_id, i, v FROM scoring_measurescore,"
+                " unnest(values) WITH ORDINALITY u(v, i)"
+            )
+            cursor.execute(
+                "CREATE UNIQUE INDEX bench_measure_narrow_key ON bench_measure_narrow (run_id, query_id, measure)"
+            )
+            narrow_write = time.perf_counter() - started
+            cursor.execute("ANALYZE bench_measure_narrow")
+            cursor.execute(
+                "SELECT pg_total_relation_size('bench_measure_narrow'), count(*) FROM bench_measure_narrow"
+            )
+            narrow_bytes, narrow_rows = cursor.fetchone()
+            started = time.perf_counter()
+            cursor.execute(
+                "SELECT run_id, measure, avg(value) FROM bench_measure_narrow GROUP BY run_id, measure"
+            )
+            cursor.fetchall()
+            narrow_means = time.perf_counter() - started
+            cursor.execute("DROP TABLE bench_measure_narrow")
+        figures["measure storage: (run, query, float8[]) rows"] = (
+            f"{rows} rows, {array_bytes / 2**20:.0f} MiB with index; every run's means by SQL {array_means:.2f} s"
+        )
+        figures["measure storage: one row per (run, query, measure)"] = (
+            f"{narrow_rows} rows, {narrow_bytes / 2**20:.0f} MiB with index ({narrow_bytes / max(array_bytes, 1):.1f}x); "
+            f"written (INSERT ... SELECT + index, no COPY from Python) {narrow_write:.2f} s; means {narrow_means:.2f} s"
         )
 
     def _storage_choice(self, figures: dict) -> None:

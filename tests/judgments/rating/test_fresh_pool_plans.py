@@ -64,6 +64,7 @@ def _explain(statements) -> list[tuple[float, float, str]]:
     return measured
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_new_small_pool_beside_a_big_one_plans_linearly_without_analyze(
     client, make_rater, django_user_model
@@ -98,6 +99,7 @@ def test_a_new_small_pool_beside_a_big_one_plans_linearly_without_analyze(
     assert stale_ms <= 5 * fresh_ms + 200, f"{stale_ms:.0f} ms with stale statistics, {fresh_ms:.0f} ms fresh"
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_queueing_many_pairs_of_a_new_pool_refreshes_the_planner_statistics(
     django_user_model, django_capture_on_commit_callbacks

@@ -136,3 +136,39 @@ def test_refusals(judged_pool, pool, rater):
     create_or_update_judge(pool, "idle", base_url="http://127.0.0.1:9/v1", model="m")
     with pytest.raises(CommandError, match="Judge idle has no grades"):
         run_command("export_estimates", "--pool", pool.name, "--judge", "idle", "--measure", "ndcg@10")
+
+
+def test_estimates_in_ir_measures_names_equal_the_formula_over_ir_measures(judged_pool, pool, rater):
+    import ir_measures
+
+    drawn, _ = run_command("sample_queries", "--pool", pool.name, "--size", "5", "--seed", "11")
+    out, _ = run_command("export_estimates", "--pool", pool.name, "--judge", "llm", "--measure", "P(rel=3)@5")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert {line["metric"] for line in lines} == {"P(rel=3)@5"}
+    measure = ir_measures.parse_measure("P(rel=3)@5")
+
+    def values(qrels):
+        out = {}
+        for configuration in SearchConfiguration.objects.filter(pool=pool):
+            run = configuration.current_run
+            trec_run = {
+                r.query.external_id: {
+                    Document.objects.get(pk=d).external_id: float(100 - i) for i, d in enumerate(r.doc_ids)
+                }
+                for r in run.rankings.select_related("query")
+            }
+            found = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, trec_run)}
+            out[configuration.name] = {
+                q.external_id: found.get(q.external_id, 0.0) for q in Query.objects.filter(pool=pool)
+            }
+        return out
+
+    model = values(qrels_of(pool, [judged_pool.user_id]))
+    human = values(qrels_of(pool, [rater.pk]))
+    sampled, queries = drawn.split(), sorted(model["bm25"])
+    for line in lines:
+        m = np.array([model[line["configuration"]][q] for q in queries])
+        d = np.array([human[line["configuration"]][q] - model[line["configuration"]][q] for q in sampled])
+        assert line["estimate"] == pytest.approx(m.mean() + d.mean(), abs=1e-9)
+    with pytest.raises(CommandError, match="rel must be a grade"):
+        run_command("export_estimates", "--pool", pool.name, "--judge", "llm", "--measure", "P(rel=9)@5")
