@@ -5,6 +5,7 @@ the raters' queue from here.
 
 Who: the configuration's team and admins (the page calls the team's engine with its credentials).
 Queueing: admins, and engineers where the pool lets engineers queue (`access.may_queue`).
+Here: asking the engine and scoring its answer; the page is scoring/views/live.py.
 """
 
 from __future__ import annotations
@@ -12,20 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.utils.http import urlencode
-from django.views.decorators.http import require_POST
 
-from judgments import access, services
 from judgments.capture import client
 from judgments.endpoints.engines import EndpointError
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
-from judgments.rating import queue
 from judgments.scale import rounded_grade
 
 from . import metrics
@@ -33,9 +24,17 @@ from .models import QueryScore
 from .side_by_side import combined_grades
 
 DEPTHS = (10, 20)
+
+
 DEFAULT_DEPTH = 20
+
+
 CUTOFF = 10
+
+
 TIMEOUT = 10.0  # seconds: someone is waiting at the page
+
+
 MAX_QUEUED = 50
 
 
@@ -89,7 +88,7 @@ class LiveResult:
         return [d for d in self.unjudged if not d.queued]
 
 
-def _pool_query(configuration: SearchConfiguration, query_id: str | None, text: str) -> Query | None:
+def pool_query(configuration: SearchConfiguration, query_id: str | None, text: str) -> Query | None:
     queries = Query.objects.filter(pool=configuration.pool_id)
     if query_id:
         return queries.filter(external_id=query_id).first()
@@ -186,80 +185,3 @@ def _ndcg(documents: list[LiveDocument], grades: dict[int, float]) -> tuple[floa
         np.zeros(1, dtype=np.int64), rankings, np.zeros(len(judged), dtype=np.int64), judged, values
     )
     return float(scores[f"ndcg@{CUTOFF}"][0]), float(scores[f"judged@{CUTOFF}"][0])
-
-
-# --- Views -------------------------------------------------------------------------------------------------
-
-
-MANAGE = "Only the configuration's team and admins query its engine."
-
-
-def _depth(value: str | None) -> int:
-    try:
-        depth = int(value or DEFAULT_DEPTH)
-    except ValueError:
-        return DEFAULT_DEPTH
-    return depth if depth in DEPTHS else DEFAULT_DEPTH
-
-
-def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    """GET ?q=text or ?query=<pool query id> [&depth=10|20]: the engine's answer now."""
-    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
-    pool = configuration.pool
-    query_id = request.GET.get("query", "").strip()
-    text = request.GET.get("q", "")
-    depth = _depth(request.GET.get("depth"))
-    query = _pool_query(configuration, query_id, text)
-    if query_id and query is None:
-        messages.warning(request, f"Pool {pool.name} has no query {query_id!r}.")
-    if query is not None and query_id:
-        text = query.text
-    result = live_query(configuration, text, query, depth) if text.strip() else None
-    return render(
-        request,
-        "scoring/live.html",
-        {
-            "configuration": configuration,
-            "pool": pool,
-            "queries": Query.objects.filter(pool=pool).exclude(text="").order_by("external_id")[:1000],
-            "text": text,
-            "picked": query.external_id if query else "",
-            "depth": depth,
-            "depths": DEPTHS,
-            "result": result,
-            "flavour": metrics.DEFAULT_FLAVOUR,
-            "cutoff": CUTOFF,
-            "can_queue": access.may_queue(request.user, pool),
-            "grade_scale": pool.grade_scale,
-        },
-    )
-
-
-@require_POST
-def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    """Queue the posted unjudged documents of a live list for rating (the query must be the pool's)."""
-    configuration = access.configuration_or_404(request, configuration_id, manage=MANAGE)
-    pool = configuration.pool
-    if not access.may_queue(request.user, pool):
-        raise PermissionDenied("You may not send documents to this pool's raters.")
-    query = Query.objects.filter(pool=pool, external_id=request.POST.get("query", "")).first()
-    doc_ids = [d for d in dict.fromkeys(request.POST.getlist("doc")) if d][:MAX_QUEUED]
-    back = reverse("scoring:live-query", args=[configuration.pk])
-    if query is None or not doc_ids:
-        messages.error(request, "Pick a query of the pool and at least one document to queue.")
-        return redirect(back)
-    problems = services.validate_rankings({query.external_id: doc_ids})
-    if problems:
-        messages.error(request, f"Nothing was queued: {problems[0][1]}.")
-    else:
-        try:
-            with transaction.atomic():
-                services.ensure_documents(pool, doc_ids)  # a document new to the pool waits for its content
-                done = queue.add_pairs(pool, [(query.external_id, d) for d in doc_ids])
-        except queue.QueueError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, done.message(of=f" of {query.external_id}"))
-    return redirect(
-        f"{back}?{urlencode({'query': query.external_id, 'depth': _depth(request.POST.get('depth'))})}"
-    )
