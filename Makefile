@@ -59,6 +59,7 @@ bench: $(VENV)/.installed-test
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_capture --latency-ms 15
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_grading
 	DEBUG=1 $(BIN)/python tests/bench/run.py bench_upload
+	DEBUG=1 $(BIN)/python tests/bench/run.py bench_gate
 
 stop-db: $(VENV)/.installed
 	DEBUG=1 $(BIN)/python -c "import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings');django.setup();from django.conf import settings;from config.embedded_db import server;print('stopped' if server.stop(settings.EMBEDDED_PGDATA) else 'not running')"

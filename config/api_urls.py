@@ -15,6 +15,7 @@ from judgments import api
 from judgments.capture import api as capture_api
 from scoring import api as scoring_api
 from scoring import measure_api
+from scoring.gate import api as gate_api
 
 app_name = "api"
 
@@ -33,6 +34,7 @@ router.register("measure-sets", measure_api.MeasureSetViewSet, basename="measure
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("token/", api.TokenView.as_view(), name="token"),
+    path("pools/<str:name>/gate/", gate_api.GateView.as_view(), name="pool-gate"),
     path("", include(router.urls)),
 ]
 

@@ -23,6 +23,8 @@ LOGIN_FAILURE_LIMIT, LOGIN_ADDRESS_FAILURE_LIMIT, LOGIN_COOLOFF_MINUTES, TRUSTED
                  one address, or from anywhere) before it is refused (default 10), failed logins from
                  one address over every account (default 5 x the first), the cool-off in minutes
                  (default 15), proxies in front that set X-Forwarded-For.
+SITE_URL         the app's public address (https://judgments.example.com), for the links that gate
+                 reports and webhooks carry; without it they are paths (/pools/...).
 """
 
 import os
@@ -260,6 +262,10 @@ STORAGES = {
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG
+
+SITE_URL = os.environ.get("SITE_URL", "").strip().rstrip("/")
+if SITE_URL and not SITE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"SITE_URL must start with http:// or https://, not {SITE_URL!r}")
 
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_MB", 200) * 1024 * 1024
 # Uploads larger than this are checked and imported by a child process (judgments.exchange.upload_import):

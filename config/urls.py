@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("judgments.campaign.urls")),
     path("", include("judgments.capture.urls")),
     path("", include("judgments.judges.urls")),
+    path("", include("judgments.removal.urls")),
     path("", include("scoring.urls")),
     path("api/", include("config.api_urls")),
     path("", include("judgments.exchange.urls")),

@@ -94,6 +94,24 @@ class RunWriter:
                 copy.write("".join(lines))
         self.staged += len(lines)
 
+    def stage_run(self, run: Run) -> int:
+        """Stage every ranking of a stored run of the same pool as it is (a partial run being completed);
+        the number staged. The queries added after it must be others (one ranking per query)."""
+        with connection.cursor() as cursor:
+            if not self.created:
+                cursor.execute(
+                    f"CREATE TEMP TABLE {self.table} (query_id bigint, doc_ids bigint[], unknown boolean)"
+                )
+                self.created = True
+            cursor.execute(
+                f"INSERT INTO {self.table} (query_id, doc_ids, unknown)"
+                " SELECT query_id, doc_ids, false FROM judgments_ranking WHERE run_id = %s",
+                [run.pk],
+            )
+            staged = cursor.rowcount
+        self.staged += staged
+        return staged
+
     def _look_up(self, rankings) -> None:
         """Keys of the documents not seen yet (as text, ready for COPY); those not in the pool get
         placeholders."""

@@ -24,6 +24,7 @@ from .models import (
     SearchConfiguration,
     Team,
 )
+from .query_fields import fields_problem
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -107,8 +108,14 @@ class QuerySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Query
-        fields = ("id", "pool", "external_id", "text", "information_need")
+        fields = ("id", "pool", "external_id", "text", "information_need", "fields")
         read_only_fields = ("id",)
+
+    def validate_fields(self, value):
+        problem = fields_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
 
 class DocumentSerializer(serializers.ModelSerializer):

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, render
 
 from . import access
 from .counts import count_of
-from .models import Document, Judgment, Pair, Query, Ranking, SearchConfiguration
+from .models import Document, Judgment, Pair, Pool, Query, Ranking, SearchConfiguration
 
 
 @login_not_required
@@ -24,17 +24,24 @@ def home(request: HttpRequest) -> HttpResponse:
     """The user's pools, one compact row each: the pool's own tab bar leads on from there."""
     user = request.user
     pool = OuterRef("pk")
-    pools = access.pools_for(user).annotate(
-        # One subquery per count: joined, queries x configurations rows per pool.
-        n_queries=count_of(Query.objects.filter(pool=pool)),
-        n_configurations=count_of(SearchConfiguration.objects.filter(pool=pool)),
+    pools = (
+        access.pools_for(user)
+        .filter(archived_at__isnull=True)
+        .annotate(
+            # One subquery per count: joined, queries x configurations rows per pool.
+            n_queries=count_of(Query.objects.filter(pool=pool)),
+            n_configurations=count_of(SearchConfiguration.objects.filter(pool=pool)),
+        )
     )
     if access.is_rater(user):
         pools = pools.annotate(
             rates=Exists(access.rating_pools_for(user).filter(pk=pool)),
             my_judgments=count_of(Judgment.objects.filter(pair__pool=pool, rater=user)),
         )
-    return render(request, "judgments/home.html", {"pools": pools})
+    archived = (
+        list(Pool.objects.filter(archived_at__isnull=False).order_by("name")) if access.is_admin(user) else []
+    )
+    return render(request, "judgments/home.html", {"pools": pools, "archived_pools": archived})
 
 
 def pool_detail(request: HttpRequest, pool_name: str) -> HttpResponse:
@@ -67,15 +74,23 @@ def configuration_list(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
     configurations = (
         access.configurations_for(request.user)
-        .filter(pool=found)
+        .filter(pool=found, archived_at__isnull=True)
         .select_related("team")
         .annotate(n_runs=Count("runs"), last_run=Max("runs__created_at"))
     )
+    archived = access.configurations_for(request.user).filter(pool=found, archived_at__isnull=False)
     my_teams = set(request.user.teams.values_list("pk", flat=True))
     return render(
         request,
         "judgments/configuration_list.html",
-        {"pool": found, "configurations": configurations, "my_teams": my_teams},
+        {
+            "pool": found,
+            "configurations": configurations,
+            "my_teams": my_teams,
+            "archived": archived.order_by("name"),
+            # as exchange's configuration_new decides: admins, and members of a team
+            "can_create": access.is_admin(request.user) or bool(my_teams),
+        },
     )
 
 

@@ -9,11 +9,12 @@ class ScoringConfig(AppConfig):
     def ready(self) -> None:
         # Stored scores follow every grade and run as soon as its transaction commits (scoring.receivers).
         from judgments.models import Pool
-        from judgments.signals import grades_changed, run_submitted
+        from judgments.signals import capture_failed, grades_changed, run_submitted
 
         from . import receivers
 
         grades_changed.connect(receivers.on_grades_changed, dispatch_uid="scoring.grades_changed")
         run_submitted.connect(receivers.on_run_submitted, dispatch_uid="scoring.run_submitted")
+        capture_failed.connect(receivers.on_capture_failed, dispatch_uid="scoring.capture_failed")
         pre_save.connect(receivers.remember_combine_rule, sender=Pool, dispatch_uid="scoring.pool_pre_save")
         post_save.connect(receivers.on_pool_saved, sender=Pool, dispatch_uid="scoring.pool_post_save")

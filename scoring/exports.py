@@ -119,7 +119,7 @@ def score_blocks(
     # The order of the old single query: configuration name, then flavour name, then query id.
     groups: dict[str, list[tuple[str, int, dict]]] = {}
     for name in sorted(set(names)):
-        for row in configuration_means(pool, name):
+        for row in configuration_means(pool, name, archived=True):  # archived: kept for exports
             if row.current is not None:  # the current run has scores in this flavour
                 groups.setdefault(row.configuration.name, []).append((name, row.run_id, row.current.means))
     return _score_blocks(pool, fmt, groups)

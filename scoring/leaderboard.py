@@ -116,13 +116,19 @@ class LeaderboardRow:
         return None if now is None or before is None else now - before
 
 
-def pool_means(pool: Pool, flavour: str, metrics=ALL_METRICS) -> list[LeaderboardRow]:
+def pool_means(
+    pool: Pool, flavour: str, metrics=ALL_METRICS, *, archived: bool = False
+) -> list[LeaderboardRow]:
     """Every configuration of the pool in name order, those without a run too, with the means of its
-    two newest runs in `flavour` (the flavour is not checked here)."""
-    rows = {c.pk: LeaderboardRow(c) for c in pool.configurations.select_related("team").order_by("name")}
+    two newest runs in `flavour` (the flavour is not checked here). Archived configurations are left out
+    unless `archived` (judgments.removal: hidden from lists, kept for exports)."""
+    shown = pool.configurations.all() if archived else pool.configurations.filter(archived_at__isnull=True)
+    rows = {c.pk: LeaderboardRow(c) for c in shown.select_related("team").order_by("name")}
+    runs = Run.objects.filter(configuration__pool=pool)
+    if not archived:
+        runs = runs.filter(configuration__archived_at__isnull=True)
     newest = list(
-        Run.objects.filter(configuration__pool=pool)
-        .annotate(age=Window(RowNumber(), partition_by=[F("configuration_id")], order_by=F("id").desc()))
+        runs.annotate(age=Window(RowNumber(), partition_by=[F("configuration_id")], order_by=F("id").desc()))
         .filter(age__lte=2)
         .values_list("id", "configuration_id", "created_at", "age")
     )
@@ -136,9 +142,11 @@ def pool_means(pool: Pool, flavour: str, metrics=ALL_METRICS) -> list[Leaderboar
     return list(rows.values())
 
 
-def configuration_means(pool: Pool, flavour: str = DEFAULT_FLAVOUR) -> list[LeaderboardRow]:
+def configuration_means(
+    pool: Pool, flavour: str = DEFAULT_FLAVOUR, *, archived: bool = False
+) -> list[LeaderboardRow]:
     """The configurations of `pool` that have a run, in name order, with the means of every metric of
-    their current and previous runs in `flavour`."""
+    their current and previous runs in `flavour` (archived ones too if `archived`: exports)."""
     if flavour not in FLAVOURS:
         raise ValueError(f"unknown flavour {flavour!r}; expected one of {tuple(FLAVOURS)}")
-    return [row for row in pool_means(pool, flavour) if row.run_id is not None]
+    return [row for row in pool_means(pool, flavour, archived=archived) if row.run_id is not None]

@@ -5,7 +5,6 @@ the raters' queue from here.
 
 Who: the configuration's team and admins (the page calls the team's engine with its credentials).
 Queueing: admins, and engineers where the pool lets engineers queue (`access.may_queue`).
-Here: asking the engine and scoring its answer; the page is scoring/views/live.py.
 """
 
 from __future__ import annotations
@@ -15,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from judgments.capture import client
-from judgments.endpoints.engines import EndpointError
+from judgments.endpoints.answers import Explanation
+from judgments.endpoints.engines import EXPLAINS, EndpointError, EndpointSpec
 from judgments.models import Document, Pair, Query, Ranking, Run, SearchConfiguration
 from judgments.scale import rounded_grade
 
@@ -24,17 +24,9 @@ from .models import QueryScore
 from .side_by_side import combined_grades
 
 DEPTHS = (10, 20)
-
-
 DEFAULT_DEPTH = 20
-
-
 CUTOFF = 10
-
-
 TIMEOUT = 10.0  # seconds: someone is waiting at the page
-
-
 MAX_QUEUED = 50
 
 
@@ -47,6 +39,8 @@ class LiveDocument:
     grade: float | None  # combined grade; None: unjudged
     stored_rank: int | None  # rank in the current run's ranking of the query (None: not in it)
     queued: bool = False  # waiting in the raters' queue
+    explanation: list[tuple[int, str, str]] = field(default_factory=list)  # (depth, value, what), flattened
+    was: int | None = None  # rank in the list it is set against (tuning: the saved endpoint's list)
 
     @property
     def grade_class(self) -> str:
@@ -60,6 +54,11 @@ class LiveDocument:
     def moved(self) -> int | None:
         """Places gained (positive) or lost against the stored ranking; None if it was not ranked."""
         return None if self.stored_rank is None else self.stored_rank - self.rank
+
+    @property
+    def moved_since(self) -> int | None:
+        """Places gained (positive) or lost against the list it is set against; None if new there."""
+        return None if self.was is None else self.was - self.rank
 
 
 @dataclass
@@ -95,26 +94,48 @@ def pool_query(configuration: SearchConfiguration, query_id: str | None, text: s
     return queries.filter(text__iexact=text.strip()).order_by("external_id").first() if text.strip() else None
 
 
-def live_query(configuration: SearchConfiguration, text: str, query: Query | None, depth: int) -> LiveResult:
-    """Ask the configuration's current endpoint for `text` now, and set its answer against the pool."""
+def flatten(tree: Explanation | None, limit: int = 200) -> list[tuple[int, str, str]]:
+    """An engine's score explanation as (depth, value, description) lines, depth first."""
+    lines: list[tuple[int, str, str]] = []
+    stack = [(0, tree)] if tree is not None else []
+    while stack and len(lines) < limit:
+        depth, node = stack.pop()
+        value = "" if node.value is None else f"{node.value:.4g}"
+        lines.append((depth, value, node.description))
+        stack.extend((depth + 1, child) for child in reversed(node.details))
+    return lines
+
+
+def live_query(
+    configuration: SearchConfiguration,
+    text: str,
+    query: Query | None,
+    depth: int,
+    *,
+    spec: EndpointSpec | None = None,
+    explain: bool = False,
+) -> LiveResult:
+    """Ask the configuration's current endpoint (or `spec`, an unsaved edit of it) for `text` now, and
+    set its answer against the pool; `explain` asks the engine why each hit scored as it did."""
     result = LiveResult(text=text, query=query, depth=depth)
     endpoint = configuration.endpoint
     if endpoint is None:
         result.error = "This configuration has no search endpoint."
         return result
     try:
-        answer = client.capture(
-            endpoint.spec(),
-            [(query.external_id if query else "live", text)],
+        got = client.probe(
+            spec or endpoint.spec(),
+            text,
+            query.external_id if query else "live",
             depth,
-            concurrency=1,
+            # A typed text that is no query of the pool has no fields: a template using one says so.
+            fields=query.fields if query else None,
             timeout=TIMEOUT,
-            retries=1,
+            explain=explain,
         )
     except EndpointError as exc:
         result.error = f"The endpoint cannot be used: {exc}"
         return result
-    (got,) = answer.results
     result.seconds = got.seconds
     if not got.ok:
         result.error = got.error
@@ -144,6 +165,7 @@ def live_query(configuration: SearchConfiguration, text: str, query: Query | Non
                 score,
                 grades.get(doc.pk) if doc else None,
                 stored_rank.get(doc.pk) if doc else None,
+                explanation=flatten(got.explanations.get(doc_id)),
             )
         )
     live_pks = {d.document.pk for d in result.documents if d.document}
@@ -185,3 +207,23 @@ def _ndcg(documents: list[LiveDocument], grades: dict[int, float]) -> tuple[floa
         np.zeros(1, dtype=np.int64), rankings, np.zeros(len(judged), dtype=np.int64), judged, values
     )
     return float(scores[f"ndcg@{CUTOFF}"][0]), float(scores[f"judged@{CUTOFF}"][0])
+
+
+# --- Views -------------------------------------------------------------------------------------------------
+
+
+MANAGE = "Only the configuration's team and admins query its engine."
+
+
+def depth_of(value: str | None) -> int:
+    try:
+        depth = int(value or DEFAULT_DEPTH)
+    except ValueError:
+        return DEFAULT_DEPTH
+    return depth if depth in DEPTHS else DEFAULT_DEPTH
+
+
+def explains(configuration: SearchConfiguration) -> str:
+    """How the configuration's engine is asked to explain its scores ("" if it cannot be)."""
+    endpoint = configuration.endpoint
+    return EXPLAINS.get(endpoint.kind, "") if endpoint else ""

@@ -285,3 +285,7 @@ class MeasureScore(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} query {self.query_id}: {len(self.values)} values"
+
+
+# The pool's webhooks live in their own package; imported here so the scoring app registers them.
+from .webhooks.models import Webhook, WebhookDelivery  # noqa: E402, F401

@@ -66,7 +66,14 @@ def on_run_submitted(sender, run: Run, **kwargs) -> None:
     from . import services, tasks
 
     pool_id = run.configuration.pool_id
-    _update_after_commit(tasks.score_run, [pool_id, run.pk], lambda: services.rescore_run(run))
+    _update_after_commit(tasks.score_run, [pool_id, run.pk], lambda: services.score_new_run(run))
+
+
+def on_capture_failed(sender, job, **kwargs) -> None:
+    """judgments.signals.capture_failed: tell the pool's webhooks (a delivery row and a queued task)."""
+    from .webhooks import events
+
+    events.safely(events.capture_failed, job)
 
 
 def _update_after_commit(task, args: list, update: Callable[[], object], *, small: bool = False) -> None:

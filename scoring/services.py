@@ -363,3 +363,13 @@ def rescore_run(run: Run) -> RescoreSummary:
     """Compute the cells of one run for every graded query of its pool (after it was submitted)."""
     pool = Pool.objects.get(configurations__runs=run)
     return _rescore(pool, [run.pk], None)
+
+
+def score_new_run(run: Run) -> RescoreSummary:
+    """rescore_run for a run just stored, then its `run.scored` news to the pool's webhooks (a queued
+    delivery each; a webhook problem is logged, never raised: scoring.webhooks.events)."""
+    summary = rescore_run(run)
+    from .webhooks import events  # events reads the means scoring just wrote
+
+    events.safely(events.run_scored, run)
+    return summary

@@ -82,7 +82,7 @@ def score_run(context, pool_id: int, run_id: int) -> dict:
         run = Run.objects.filter(pk=run_id, configuration__pool_id=pool_id).first()
         if run is None:  # deleted since: nothing to score
             return {"pool": pool_id, "run": run_id, "deleted": True}
-        return _summary(run.configuration.pool.name, services.rescore_run(run))
+        return _summary(run.configuration.pool.name, services.score_new_run(run))
 
 
 @task(takes_context=True)

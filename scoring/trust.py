@@ -15,7 +15,6 @@ in the default flavour) twice over the same pairs and queries: with the humans' 
 judge's grades. A query the run did not rank counts 0, as on the leaderboard. Kendall's τ-b between
 the two lists of means says how far the orderings agree; the configuration pairs whose order flips are
 listed. Pairs where the judge and the humans' grade are `FAR` or more apart can be sent to adjudication.
-The page is scoring/views/trust.py.
 """
 
 from __future__ import annotations
@@ -36,15 +35,16 @@ from .cells import Batch, read_rankings
 from .grades import NO_GRADE, Grades, combine_grades, model_raters
 
 FAR = 2  # grades apart: a pair worth an admin's look
-
-
 HEADLINE = "ndcg@10"
-
-
 FEW_PAIRS = 30  # below this, the figures say little
-
-
 SHOWN_FAR = 50
+# The verdict's thresholds (docs/judges.md states them): quadratic-weighted κ below KAPPA_CHANCE is
+# "no better than chance"; a judge is trusted from KAPPA_TRUST (Krippendorff's "tentative conclusions"
+# bound), when its α with the humans is at most ALPHA_MARGIN below the humans' own α and no pair of
+# configurations changes order with its grades.
+KAPPA_CHANCE = 0.2
+KAPPA_TRUST = 0.67
+ALPHA_MARGIN = 0.05
 
 
 def kendall_tau_b(x, y) -> float:
@@ -121,6 +121,75 @@ class Trust:
     @property
     def few(self) -> bool:
         return self.n_pairs < FEW_PAIRS
+
+
+@dataclass(frozen=True)
+class Verdict:
+    trusted: bool
+    text: str
+
+
+def _n(value: float) -> str:
+    """Two decimals with a real minus sign, as the page prints figures."""
+    return f"{value:.2f}".replace("-", "−")
+
+
+def verdict(trust: Trust, *, probed=(), circular=()) -> Verdict | None:
+    """The page's answer to "Can we trust this judge?" in one sentence (thresholds above); None when the
+    judge has graded no pair a human graded (the page says so instead). `probed`: the gullibility probes'
+    results per kind (one failing more than probes.FAIL_RATE is a reason); `circular`: configurations
+    using the judge's own model (circularity.circular_configurations), each a reason."""
+    if not trust.n_pairs:
+        return None
+    if trust.few:
+        return Verdict(
+            False,
+            f"Not yet: only {trust.n_pairs} pair{'s' if trust.n_pairs != 1 else ''} both graded; judge at "
+            f"least {FEW_PAIRS} (better a few hundred) human-graded pairs before deciding.",
+        )
+    kappa, alpha, humans = trust.kappa, trust.alpha, trust.alpha_humans
+    problems = []
+    if math.isnan(kappa):
+        problems.append("its agreement with the humans cannot be measured (the grades do not vary)")
+    elif kappa < KAPPA_CHANCE:
+        problems.append(f"agrees with the humans no better than chance (κ {_n(kappa)})")
+    elif kappa < KAPPA_TRUST:
+        problems.append(f"agrees with the humans only in part (κ {_n(kappa)}, below {KAPPA_TRUST:.2f})")
+    elif not math.isnan(alpha) and not math.isnan(humans) and alpha < humans - ALPHA_MARGIN:
+        problems.append(
+            f"agrees with the humans less than they agree with each other "
+            f"(α {_n(alpha)} against the humans' own {_n(humans)})"
+        )
+    d = trust.decisions
+    if d is not None and d.flips:
+        winner = next(p for p in d.placings if p.human_rank == 1)
+        n = len(d.flips)
+        if winner.judge_rank != 1:
+            problems.append(f"would change the winner (τ {_n(d.tau)})")
+        else:
+            problems.append(f"would reorder {n} configuration pair{'s' if n != 1 else ''} (τ {_n(d.tau)})")
+    fooled = [f"{r.kind} {r.tried - r.passed} of {r.tried}" for r in probed if r.alarming]
+    if fooled:
+        problems.append(f"can be fooled (probes failed: {', '.join(fooled)})")
+    names = sorted({c["configuration"].name for c in circular})
+    if names:
+        problems.append(f"would grade its own model's output ({', '.join(names)})")
+    if problems:
+        return Verdict(False, "Not yet: " + " and ".join(problems) + ".")
+    if math.isnan(humans):
+        against = "no pair has two human grades to set beside it"
+    elif alpha >= humans:
+        against = f"above the humans' own α {_n(humans)}"
+    else:
+        against = f"α {_n(alpha)}, close to the humans' own {_n(humans)}"
+    if d is None or len(d.placings) < 2:
+        decided = "no two configurations to set in order yet"
+    else:
+        decided = f"no configuration pair flips (τ {_n(d.tau)})"
+    return Verdict(True, f"Yes: κ {_n(kappa)}, {against}, and {decided}.")
+
+
+# --- Gathering ------------------------------------------------------------------------------------------
 
 
 def _graded_rows(pool: Pool) -> tuple[np.ndarray, ...]:
@@ -266,7 +335,11 @@ def far_pairs(judge: ModelJudge) -> dict[int, str]:
 
 def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
     """Mean NDCG@10 of every current run with either grade set, over the same pairs and queries."""
-    runs = list(Run.objects.filter(configuration__pool=pool).current().select_related("configuration"))
+    runs = list(
+        Run.objects.filter(configuration__pool=pool, configuration__archived_at__isnull=True)
+        .current()
+        .select_related("configuration")
+    )
     if not runs:
         return None
     queries = np.unique(humans.query)
@@ -302,3 +375,6 @@ def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
     ]
     tau = kendall_tau_b([p.human for p in placings], [p.judge for p in placings])
     return Decisions(placings, tau, flips, len(queries))
+
+
+# --- Pages ----------------------------------------------------------------------------------------------

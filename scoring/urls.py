@@ -1,6 +1,18 @@
 from django.urls import path
 
-from .views import compare, downloads, evidence, history, leaderboard, live, measure_pages, recompute, trust
+from .views import (
+    compare,
+    downloads,
+    evidence,
+    history,
+    leaderboard,
+    live,
+    measure_pages,
+    recompute,
+    trust,
+    tuning,
+)
+from .webhooks import views as webhooks
 
 app_name = "scoring"
 
@@ -21,6 +33,7 @@ urlpatterns: list = [
     path("pools/<str:pool_name>/estimates/", evidence.estimates_page, name="estimates"),
     path("pools/<str:pool_name>/estimates/sample/", evidence.draw_sample_view, name="draw-sample"),
     path("pools/<str:pool_name>/assessors/", evidence.assessors_page, name="assessors"),
+    path("pools/<str:pool_name>/webhooks/", webhooks.webhooks_page, name="webhooks"),
     # A model judge against the human raters (admins).
     path("pools/<str:pool_name>/judges/<str:name>/trust/", trust.trust_page, name="trust"),
     path(
@@ -44,4 +57,5 @@ urlpatterns: list = [
     # Try a query live against the configuration's search endpoint (scoring.live).
     path("configurations/<int:configuration_id>/try/", live.live, name="live-query"),
     path("configurations/<int:configuration_id>/try/queue/", live.live_queue, name="live-queue"),
+    path("configurations/<int:configuration_id>/try/tune/", tuning.tune, name="live-tune"),
 ]

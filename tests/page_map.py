@@ -28,6 +28,8 @@ SKIPPED_NAMES = {
     "scoring:configuration-history-csv",
     "exchange:export-download",
     "exchange:run-download",
+    "scoring:live-tune",  # POST only: the tuning form of the try-a-query page
+    "capture:endpoint-restore",  # POST only: the history page's Restore buttons
 }
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import people, views
+from . import people, queries, views
 
 app_name = "campaign"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("campaign/guidelines-preview/", views.guidelines_preview, name="guidelines-preview"),
     path("campaign/pools/<str:pool_name>/", views.pool_edit, name="pool-edit"),
     path("campaign/pools/<str:pool_name>/people/", people.people, name="people"),
+    path("campaign/pools/<str:pool_name>/queries/", queries.queries_page, name="queries"),
     path("campaign/pools/<str:pool_name>/people/add/", people.member_add, name="member-add"),
     path("campaign/pools/<str:pool_name>/people/new/", people.rater_new, name="rater-new"),
     path("campaign/pools/<str:pool_name>/people/<int:user_id>/link/", people.member_link, name="member-link"),

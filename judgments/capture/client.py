@@ -51,14 +51,15 @@ import time
 import urllib.parse
 import urllib.request
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import certifi
 
-from judgments.endpoints.answers import EngineError
+from judgments.endpoints.answers import EngineError, Explanation, read_explanations
 from judgments.endpoints.engines import EndpointError, EndpointSpec
+from judgments.endpoints.templates import TemplateError
 from judgments.outbound import RetryPolicy, retry_after_seconds
 
 DEFAULT_DEPTH = 100
@@ -128,7 +129,7 @@ def _transport_error(exc: Exception, phase: str, timeout: float) -> EngineError:
     if phase == "connecting" and isinstance(exc, OSError):
         return EngineError(f"could not connect to the engine: {exc}", retryable=True)
     if isinstance(exc, http.client.HTTPException | OSError):
-        return EngineError(f"the connection broke: {exc or type(exc).__name__}", retryable=True)
+        return EngineError(f"the connection broke while {phase}: {exc or type(exc).__name__}", retryable=True)
     return EngineError(f"unexpected failure: {type(exc).__name__}: {exc}")
 
 
@@ -277,9 +278,14 @@ class _Run:
             text = text.replace(secret, "***")
         return text
 
-    def ask(self, query_id: str, text: str) -> QueryResult | None:
-        """The query's result after retries; None if the capture was stopped meanwhile."""
+    def ask(self, query_id: str, text: str, fields=None) -> QueryResult | None:
+        """The query's result after retries; None if the capture was stopped meanwhile. A query lacking a
+        field the template uses fails at once, naming the query (nothing is sent)."""
         started = time.monotonic()
+        try:
+            method, url, body = self.spec.build_request(text, query_id, self.depth, fields)
+        except TemplateError as exc:
+            return self._failed(query_id, str(exc), 0, started)
         attempt = 0
         while True:
             attempt += 1
@@ -288,7 +294,6 @@ class _Run:
                 return None
             retry_after = response = None
             try:
-                method, url, body = self.spec.build_request(text, query_id, self.depth)
                 response = self.send(method, url, body)
                 retry_after = retry_after_seconds(response.headers.get("retry-after"))
                 got = self.spec.parse(
@@ -383,11 +388,11 @@ class _Run:
     def _work(self, todo: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
         while not self.stopping():
             try:
-                index, query_id, text = todo.get_nowait()
+                index, query_id, text, fields = todo.get_nowait()
             except queue.Empty:
                 return
             try:
-                result = self.ask(query_id, text)
+                result = self.ask(query_id, text, fields)
             except Exception as exc:  # a bug here must not leave the caller waiting for this query
                 result = self._failed(
                     query_id, f"unexpected failure: {type(exc).__name__}: {exc}", 1, time.monotonic()
@@ -399,7 +404,7 @@ class _Run:
 
 def capture(
     spec: EndpointSpec,
-    queries: Sequence[tuple[str, str]],
+    queries: Sequence[tuple],
     depth: int = DEFAULT_DEPTH,
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
@@ -413,14 +418,15 @@ def capture(
     progress_interval: float = 0.25,
     on_result: Callable[[QueryResult], None] | None = None,
 ) -> CaptureResult:
-    """Ask `spec` every (query_id, text) of `queries` for its top `depth` hits. See the module doc."""
+    """Ask `spec` every (query_id, text) or (query_id, text, fields) of `queries` for its top `depth`
+    hits. See the module doc."""
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"depth must be a whole number of at least 1, not {depth!r}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a whole number of at least 1, not {concurrency!r}")
     if not timeout > 0 or retries < 0:
         raise ValueError("timeout must be positive and retries at least 0")
-    ids = [query_id for query_id, _ in queries]
+    ids = [item[0] for item in queries]
     if len(set(ids)) != len(ids):
         raise ValueError("query ids repeat: each query is asked once")
     headers = spec.request_headers()  # EndpointError (unset secret variable) before any request
@@ -437,8 +443,8 @@ def capture(
     run = _Run(spec, headers, origin, cancel, depth, timeout, retries, backoff, max_backoff, max_retry_after)
     todo: queue.SimpleQueue = queue.SimpleQueue()
     finished: queue.SimpleQueue = queue.SimpleQueue()
-    for index, (query_id, text) in enumerate(queries):
-        todo.put((index, query_id, text))
+    for index, (query_id, text, *fields) in enumerate(queries):
+        todo.put((index, query_id, text, fields[0] if fields else None))
     workers = [
         threading.Thread(target=run.work, args=(todo, finished), name=f"capture-{i}", daemon=True)
         for i in range(workers_n)
@@ -474,3 +480,58 @@ def capture(
     return CaptureResult(
         kept, total, cancelled=cancel.is_set() and done < total, elapsed=time.monotonic() - started
     )
+
+
+@dataclass(slots=True)
+class Probe:
+    """One query asked once: its hits (with the engine's explanations when asked) or its error."""
+
+    hits: list[tuple[str, float | None]] | None = None
+    error: str | None = None
+    total: int | None = None
+    seconds: float = 0.0
+    explanations: dict[str, Explanation] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def probe(
+    spec: EndpointSpec,
+    text: str,
+    query_id: str = "test",
+    depth: int = 10,
+    *,
+    fields: Mapping[str, Any] | None = None,
+    timeout: float = 10.0,
+    explain: bool = False,
+) -> Probe:
+    """Ask `spec` one query once, no retry (a person is waiting): the endpoint form's Test and try a
+    query. A failure is the engine's own words or the phase that failed (connecting, sending the
+    request, waiting for the answer), secrets scrubbed. EndpointError for an unusable definition."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth must be a whole number of at least 1, not {depth!r}")
+    headers = spec.request_headers()
+    origin = _Origin(spec.url, timeout)
+    run = _Run(spec, headers, origin, threading.Event(), depth, timeout, 0, 0.0, 0.0, 0.0)
+    started = time.monotonic()
+    try:
+        method, url, body = spec.build_request(text, query_id, depth, fields, explain=explain)
+        answer = run.send(method, url, body)
+        got = spec.parse(
+            answer.status, answer.reason, answer.headers.get("content-type", ""), answer.content, depth
+        )
+    except EngineError as exc:
+        return Probe(error=run.scrub(exc.message), seconds=time.monotonic() - started)
+    except TemplateError as exc:  # e.g. a query without a field the template uses
+        return Probe(error=run.scrub(str(exc)), seconds=time.monotonic() - started)
+    except Exception as exc:  # as in a capture: the page shows it, never a traceback
+        return Probe(
+            error=run.scrub(f"unexpected failure: {type(exc).__name__}: {exc}"),
+            seconds=time.monotonic() - started,
+        )
+    finally:
+        run.hang_up()
+    explanations = read_explanations(spec.kind, answer.content) if explain else {}
+    return Probe(got.hits, None, got.total, time.monotonic() - started, explanations)

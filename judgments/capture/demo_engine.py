@@ -7,7 +7,8 @@ or from Python: ``server = serve(documents, port=0); ...; server.stop()`` (``ser
 
 Understood queries: ``multi_match`` (``fields`` with ``^boost``; ``type`` best_fields = the best field's
 score, the default, or most_fields = their sum), ``match`` and ``match_all``; ``size`` (default 10),
-``from`` and ``_source`` (false, true or a list of fields). Anything else gets Elasticsearch's error shape
+``from``, ``_source`` (false, true or a list of fields) and ``explain`` (each hit's ``_explanation``: the
+fields' and terms' BM25 weights, in Elasticsearch's value/description/details shape). Anything else gets Elasticsearch's error shape
 ``{"error": {"root_cause", "type", "reason"}, "status": 400}``; an unknown index a 404
 ``index_not_found_exception``. Only documents that match at least one term are hits, ranked by score,
 ties in document order. Text is lower-cased, split on word characters and English stop words dropped.
@@ -128,6 +129,40 @@ class BM25Index:
         order = np.lexsort((candidates, -scores))[offset:want]  # ties: document order
         return matched, list(zip(candidates[order].tolist(), scores[order].tolist(), strict=True))
 
+    def explain(
+        self, text: str | None, fields: Mapping[str, float] | None, combine: str, doc: int
+    ) -> dict[str, Any]:
+        """Why document `doc` scored as it did, in Elasticsearch's `_explanation` shape: the fields'
+        boosted BM25 weights combined (max or sum), each the sum of its terms' weights."""
+        if text is None:
+            return {"value": 1.0, "description": "*:*", "details": []}
+        parts = []
+        for name, boost in (fields or dict.fromkeys(FIELDS, 1.0)).items():
+            field = self.fields.get(name)
+            terms = []
+            for term in dict.fromkeys(tokens(text)) if field is not None else ():
+                found = field.postings([term])
+                if found is None:
+                    continue
+                hit = np.flatnonzero(found[0] == doc)
+                if len(hit):
+                    weight = float(found[1][hit].sum()) * boost
+                    terms.append(
+                        {
+                            "value": weight,
+                            "description": f"weight({name}:{term} in {doc}) [BM25]",
+                            "details": [],
+                        }
+                    )
+            if terms:
+                total = sum(t["value"] for t in terms)
+                boosted = f"^{boost:g}" if boost != 1.0 else ""
+                parts.append({"value": total, "description": f"{name}{boosted}: sum of:", "details": terms})
+        value = max((p["value"] for p in parts), default=0.0)
+        if combine != "max":
+            value = sum(p["value"] for p in parts)
+        return {"value": value, "description": "max of:" if combine == "max" else "sum of:", "details": parts}
+
 
 def _field_boosts(fields: Any) -> dict[str, float]:
     if fields is None:
@@ -193,7 +228,13 @@ def parse_request(body: Any) -> dict[str, Any]:
             f"but was [{size + offset}].",
         )
     source = body.get("_source", True)
-    return {**search, "size": size, "offset": offset, "source": source}
+    return {
+        **search,
+        "size": size,
+        "offset": offset,
+        "source": source,
+        "explain": body.get("explain") is True,
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -276,7 +317,14 @@ class DemoServer(ThreadingHTTPServer):
             search["text"], search["fields"], search["size"], search["offset"], search["combine"]
         )
         source, ids, index = search["source"], self.id_json, self.index_json
-        if source is False:
+        if search.get("explain"):
+            engine = self.engine
+            hits = [
+                f'{{"_index":{index},"_id":{ids[i]},"_score":{score!r},"_explanation":'
+                f"{json.dumps(engine.explain(search['text'], search['fields'], search['combine'], i))}}}"
+                for i, score in ranked
+            ]
+        elif source is False:
             hits = [f'{{"_index":{index},"_id":{ids[i]},"_score":{score!r}}}' for i, score in ranked]
         else:
             hits = []

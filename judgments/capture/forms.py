@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from judgments.endpoints.engines import AUTH_KINDS, KINDS
+from judgments.endpoints.engines import AUTH_KINDS, KIND_FIELDS, KINDS
 from judgments.models.capture import DEFAULT_CONCURRENCY, DEFAULT_DEPTH, MAX_CONCURRENCY, MAX_DEPTH, Schedule
 
 KIND_HELP = (
@@ -70,6 +70,37 @@ class EndpointForm(forms.Form):
     schedule = forms.ChoiceField(
         choices=Schedule.choices, initial=Schedule.NONE, help_text="for manage.py capture_due"
     )
+
+    test_query = forms.CharField(
+        label="Test with the query",
+        required=False,
+        max_length=1000,
+        help_text="Test sends this one query to the form's endpoint as it is now, saved or not, and "
+        "shows the top 10 or the engine's error. Nothing is stored.",
+    )
+
+    # Fields only some kinds use (the page shows them for those kinds only); the others are ignored.
+    KIND_ONLY = ("method", "hits_path", "id_field", "score_field")
+
+    def clean(self):
+        data = super().clean()
+        kind = data.get("kind")
+        if kind in KIND_FIELDS:
+            for name in self.KIND_ONLY:
+                if name not in KIND_FIELDS[kind]:
+                    data[name] = ""
+        if data.get("auth_kind") != "basic":
+            data["auth_user"] = ""
+        if data.get("auth_kind") != "apikey":
+            data["auth_header"] = ""
+        return data
+
+    def definition(self) -> dict:
+        """The cleaned fields `services.draft_spec` / `set_endpoint` take (the secret included)."""
+        data = self.cleaned_data
+        names = ("kind", "url", "method", "template", "hits_path", "id_field", "score_field", "headers")
+        names += ("auth_kind", "auth_user", "auth_secret_env", "auth_header")
+        return {**{name: data[name] for name in names}, "auth_secret": self.secret()}
 
     def clean_headers(self) -> list[list[str]]:
         headers = []

@@ -26,10 +26,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from judgments import run_staging
+from judgments import run_staging, signals
 from judgments import services as core
 from judgments.endpoints.engines import REDACTED, EndpointError, EndpointSpec
-from judgments.models import Query, Run, SearchConfiguration
+from judgments.models import Query, Ranking, Run, SearchConfiguration
 from judgments.models.capture import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -80,9 +80,8 @@ def _headers(given: Iterable[Any], previous: SearchEndpoint | None) -> list[list
     return headers
 
 
-@transaction.atomic
-def set_endpoint(
-    configuration: SearchConfiguration,
+def draft_spec(
+    previous: SearchEndpoint | None,
     *,
     kind: str,
     url: str,
@@ -97,28 +96,13 @@ def set_endpoint(
     auth_secret: str | None = None,
     auth_secret_env: str = "",
     auth_header: str = "",
-    depth: int | None = None,
-    user=None,
-) -> tuple[SearchEndpoint, bool]:
-    """Store a new version of the configuration's endpoint; (version, True), or (current, False) when the
-    definition is the same as the current one. Empty fields take the kind's defaults (engines.py).
-
-    auth_secret: None keeps the current version's stored secret (when auth still needs one and no
-    environment variable is named), "" clears it, any other value replaces it. EndpointError when the
-    definition cannot be used (the message names the field).
-    """
-    SearchConfiguration.objects.select_for_update().filter(
-        pk=configuration.pk
-    ).first()  # one editor at a time
-    previous = configuration.endpoint
-    if depth is None:
-        depth = previous.depth if previous else client.DEFAULT_DEPTH
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
-        raise EndpointError(f"depth must be a whole number from 1 to {MAX_DEPTH}, not {depth!r}")
+) -> EndpointSpec:
+    """The definition these fields make on top of `previous` (the current version, or None), stored or
+    not: what `set_endpoint` saves and the endpoint form's Test sends. Secrets: see `set_endpoint`."""
     if auth_secret is None:
         keep = previous is not None and auth_kind and not auth_secret_env and previous.auth_kind
         auth_secret = previous.auth_secret if keep else ""
-    spec = EndpointSpec(
+    return EndpointSpec(
         kind=kind,
         url=_unredacted(url.strip(), previous, "url"),
         method=method.strip(),
@@ -133,6 +117,30 @@ def set_endpoint(
         auth_secret_env=auth_secret_env.strip(),
         auth_header=auth_header,
     )
+
+
+@transaction.atomic
+def set_endpoint(
+    configuration: SearchConfiguration, *, depth: int | None = None, user=None, **fields: Any
+) -> tuple[SearchEndpoint, bool]:
+    """Store a new version of the configuration's endpoint; (version, True), or (current, False) when the
+    definition is the same as the current one. `fields` are `draft_spec`'s; empty ones take the kind's
+    defaults (engines.py).
+
+    auth_secret: None keeps the current version's stored secret (when auth still needs one and no
+    environment variable is named), "" clears it, any other value replaces it. EndpointError when the
+    definition cannot be used (the message names the field).
+    """
+    SearchConfiguration.objects.select_for_update().filter(
+        pk=configuration.pk
+    ).first()  # one editor at a time
+    previous = configuration.endpoint
+    if depth is None:
+        depth = previous.depth if previous else client.DEFAULT_DEPTH
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        raise EndpointError(f"depth must be a whole number from 1 to {MAX_DEPTH}, not {depth!r}")
+    spec = draft_spec(previous, **fields)
+    check_template_fields(configuration, spec)
     definition = {name: getattr(spec, name) for name in SPEC_FIELDS}
     definition["headers"] = [list(h) for h in spec.headers]
     if previous is not None and previous.definition() == {**definition, "depth": depth}:
@@ -145,6 +153,31 @@ def set_endpoint(
         **definition,
     )
     return endpoint, True
+
+
+def restore_endpoint(
+    configuration: SearchConfiguration, version: int, user=None
+) -> tuple[SearchEndpoint, bool]:
+    """Make an earlier version's definition (its secret included) the current one, as a new version:
+    history only grows. EndpointError if there is no such version."""
+    old = configuration.endpoints.filter(version=version).first()
+    if old is None:
+        raise EndpointError(f"{configuration.name} has no endpoint version {version}")
+    fields = old.definition()
+    depth = fields.pop("depth")
+    return set_endpoint(configuration, depth=depth, user=user, **fields)
+
+
+def check_template_fields(configuration: SearchConfiguration, spec: EndpointSpec) -> None:
+    """EndpointError when the template names a field ({{query.fields.NAME}}) that no query of the pool has:
+    a typo would otherwise fail every query of every capture."""
+    queries = Query.objects.filter(pool=configuration.pool_id)
+    for name in sorted(spec.template_fields):
+        if not queries.filter(fields__has_key=name).exists():
+            raise EndpointError(
+                f"template: {{{{query.fields.{name}}}}}: no query of pool {configuration.pool.name} has a "
+                f"field {name!r} (give the queries fields first: query files, the API or the queries page)"
+            )
 
 
 def set_schedule(configuration: SearchConfiguration, schedule: str) -> None:
@@ -263,6 +296,8 @@ def _close(job: CaptureJob, status: str, message: str, **fields) -> CaptureJob:
     CaptureJob.objects.filter(pk=job.pk).update(**fields)
     for name, value in fields.items():
         setattr(job, name, value)
+    if status == Status.FAILED:
+        signals.capture_failed.send(sender=CaptureJob, job=job)
     return job
 
 
@@ -273,9 +308,13 @@ def run_capture(
     on_progress: Callable[[CaptureJob], None] | None = None,
     timeout: float = 10.0,
     retries: int = 3,
+    completes: Run | None = None,
 ) -> CaptureJob:
     """Run a queued capture to its end (see the module doc); returns the job with its outcome. Never
-    raises for anything the engine does; a bug is logged and closes the job as failed, storing nothing."""
+    raises for anything the engine does; a bug is logged and closes the job as failed, storing nothing.
+
+    completes: a partial run of the configuration (kept with keep_partial): only the queries it has no
+    ranking for are sent, and the new run holds its rankings plus the new answers (one complete run)."""
     now = timezone.now()
     if not CaptureJob.objects.filter(pk=job.pk, status=Status.QUEUED).update(
         status=Status.RUNNING, started_at=now, updated_at=now
@@ -284,7 +323,7 @@ def run_capture(
         raise CaptureError(f"Capture #{job.pk} is {job.status}, not queued: it cannot be run again.")
     job.refresh_from_db()
     try:
-        return _run(job, cancel or threading.Event(), on_progress, timeout, retries)
+        return _run(job, cancel or threading.Event(), on_progress, timeout, retries, completes)
     except Exception as exc:
         scrub = job.endpoint.spec().scrub if job.endpoint_id else str
         # Logged scrubbed: an exception's text may quote the request (a URL with a key in it).
@@ -301,7 +340,18 @@ def run_capture(
         )
 
 
-def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
+def missing_queries(run: Run) -> list[str]:
+    """Query ids of the run's pool that the run has no ranking for (failed or unanswered in a capture)."""
+    have = Ranking.objects.filter(run=run).values("query_id")
+    return list(
+        Query.objects.filter(pool=run.configuration.pool_id)
+        .exclude(pk__in=have)
+        .order_by("external_id")
+        .values_list("external_id", flat=True)
+    )
+
+
+def _run(job, cancel, on_progress, timeout, retries, completes=None) -> CaptureJob:
     configuration = job.configuration
     try:
         spec = job.endpoint.spec()
@@ -311,21 +361,28 @@ def _run(job, cancel, on_progress, timeout, retries) -> CaptureJob:
     queries = list(
         Query.objects.filter(pool=configuration.pool_id)
         .order_by("external_id")
-        .values_list("external_id", "text", "pk")
+        .values_list("external_id", "text", "pk", "fields")
     )
     if not queries:
         return _close(job, Status.FAILED, "The pool has no query to send; nothing was stored.")
-    texts = [(qid, text) for qid, text, _ in queries if text.strip()]
-    no_text = [qid for qid, text, _ in queries if not text.strip()]
-    writer = run_staging.RunWriter(configuration, {qid: pk for qid, _, pk in queries}, checked=True)
+    writer = run_staging.RunWriter(configuration, {qid: pk for qid, _, pk, _ in queries}, checked=True)
     try:
-        return _capture_and_store(job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer)
+        kept = 0
+        if completes is not None:
+            missing = set(missing_queries(completes))
+            queries = [q for q in queries if q[0] in missing]
+            kept = writer.stage_run(completes)
+        texts = [(qid, text, fields) for qid, text, _, fields in queries if text.strip()]
+        no_text = [qid for qid, text, _, _ in queries if not text.strip()]
+        return _capture_and_store(
+            job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer, completes, kept
+        )
     finally:
         writer.close()
 
 
 def _capture_and_store(
-    job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer
+    job, cancel, on_progress, timeout, retries, spec, texts, no_text, writer, completes=None, kept=0
 ) -> CaptureJob:
     configuration = job.configuration
     job.total = len(texts) + len(no_text)
@@ -385,7 +442,7 @@ def _capture_and_store(
             **outcome,
         )
     ranked = sum(1 for r in result.results if r.ok and r.hits)
-    if not ranked:
+    if not ranked and not kept:
         return _close(job, Status.FAILED, "No query returned any document; nothing was stored.", **outcome)
     try:
         with transaction.atomic():
@@ -398,10 +455,16 @@ def _capture_and_store(
             missing = (
                 f"; {len(failures)} failed queries are missing from it (they score 0)" if failures else ""
             )
+            stored = f"Run {run.pk} stored: {ranked} of {job.total} queries ranked{missing}."
+            if completes is not None:
+                stored = (
+                    f"Run {run.pk} stored, completing run {completes.pk}: its {kept} rankings and "
+                    f"{ranked} of the {job.total} queries it was missing{missing}."
+                )
             _close(
                 job,
                 Status.SUCCEEDED,
-                f"Run {run.pk} stored: {ranked} of {job.total} queries ranked{missing}.",
+                stored,
                 run=run,
                 **outcome,
             )

@@ -312,3 +312,61 @@ def _score(value: Any, rank: int) -> float | None:
     except ValueError:
         raise EngineError(f"the score at rank {rank} is {value[:40]!r}, not a number") from None
     return score if math.isfinite(score) else None
+
+
+# --------------------------------------------------------------------------------------------------
+# Score explanations (try a query: "why is this document here?")
+
+MAX_EXPLAIN_NODES = 400  # per hit: a deep BM25 explanation has tens of nodes; a runaway one is cut
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """One node of an engine's score explanation: its value, what it is, and what it is made of."""
+
+    value: float | None
+    description: str
+    details: tuple[Explanation, ...] = ()
+
+
+def _explanation(node: Any, budget: list[int]) -> Explanation | None:
+    if budget[0] <= 0:
+        return None
+    budget[0] -= 1
+    if isinstance(node, str):
+        return Explanation(None, node)
+    if not isinstance(node, dict):
+        return None
+    value = node.get("value")
+    value = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    details = tuple(
+        e for e in (_explanation(d, budget) for d in node.get("details") or () if budget[0] > 0) if e
+    )
+    return Explanation(value, str(node.get("description", "")), details)
+
+
+def read_explanations(kind: str, body: bytes) -> dict[str, Explanation]:
+    """{hit id: its explanation} from an answer to a request built with `explain=True`: Elasticsearch
+    and OpenSearch put `_explanation` on every hit; Solr puts `debug.explain` (structured, or a text per
+    id). Empty for other kinds, or when the engine gave none."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return {}
+    found: dict[str, Any] = {}
+    if kind in ("elasticsearch", "opensearch"):
+        for hit in _get(data, "hits", "hits") or ():
+            if isinstance(hit, dict) and "_explanation" in hit and "_id" in hit:
+                found[str(hit["_id"])] = hit["_explanation"]
+    elif kind == "solr":
+        explain = _get(data, "debug", "explain")
+        if isinstance(explain, dict):
+            found = {str(k): v for k, v in explain.items()}
+        elif isinstance(explain, list):  # json.nl=flat: [id, explanation, id, explanation, ...]
+            found = {str(k): v for k, v in zip(explain[::2], explain[1::2], strict=False)}
+    out = {}
+    for doc_id, node in found.items():
+        tree = _explanation(node, [MAX_EXPLAIN_NODES])
+        if tree is not None:
+            out[doc_id] = tree
+    return out

@@ -26,6 +26,7 @@ import base64
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -44,6 +45,27 @@ ES_DEFAULT_TEMPLATE = """{
   "_source": false
 }"""
 SOLR_DEFAULT_TEMPLATE = "q={{query}}&rows={{depth}}&fl=id,score&wt=json"
+# What a new endpoint's form starts from, per kind (editable; a json endpoint's answer paths still
+# have to be given).
+JSON_EXAMPLE_TEMPLATE = """{
+  "query": "{{query}}",
+  "size": {{depth}}
+}"""
+STARTING_TEMPLATES = {
+    "elasticsearch": ES_DEFAULT_TEMPLATE,
+    "opensearch": ES_DEFAULT_TEMPLATE,
+    "solr": SOLR_DEFAULT_TEMPLATE,
+    "json": JSON_EXAMPLE_TEMPLATE,
+}
+# The fields a kind uses beyond url, template, headers and auth (the others take the kind's defaults).
+KIND_FIELDS = {
+    "elasticsearch": (),
+    "opensearch": (),
+    "solr": ("method",),
+    "json": ("method", "hits_path", "id_field", "score_field"),
+}
+# Kinds whose engine explains each hit's score: how to ask for it.
+EXPLAINS = {"elasticsearch": "explain", "opensearch": "explain", "solr": "debugQuery"}
 _DEFAULTS = {  # kind: (method, template, hits path, id field, score field)
     "elasticsearch": ("POST", ES_DEFAULT_TEMPLATE, "hits.hits", "_id", "_score"),
     "opensearch": ("POST", ES_DEFAULT_TEMPLATE, "hits.hits", "_id", "_score"),
@@ -224,9 +246,31 @@ class EndpointSpec:
             headers[auth[0]] = auth[1]
         return headers
 
-    def build_request(self, query: str, query_id: str, depth: int) -> tuple[str, str, bytes | None]:
-        """(method, url, body) for one query."""
-        rendered = self._template.render(query, query_id, depth)
+    @property
+    def template_fields(self) -> frozenset[str]:
+        """The query fields the template uses ({{query.fields.NAME}})."""
+        return self._template.fields
+
+    def build_request(
+        self,
+        query: str,
+        query_id: str,
+        depth: int,
+        fields: Mapping[str, Any] | None = None,
+        *,
+        explain: bool = False,
+    ) -> tuple[str, str, bytes | None]:
+        """(method, url, body) for one query; MissingFieldError (a TemplateError) when the query lacks a
+        field the template uses; `explain` asks the engine to explain each hit's score
+        (Elasticsearch/OpenSearch `"explain": true` in the body, Solr `debugQuery=true`)."""
+        rendered = self._template.render(query, query_id, depth, fields)
+        if explain and self.kind in ("elasticsearch", "opensearch"):
+            body = json.loads(rendered)
+            if isinstance(body, dict):
+                body["explain"] = True
+                rendered = json.dumps(body).encode("ascii")
+        elif explain and self.kind == "solr":
+            rendered += "&debugQuery=true&debug.explain.structured=true"
         if isinstance(rendered, bytes):
             return self.method, self.url, rendered
         if self.method == "POST":

@@ -1,4 +1,5 @@
-"""Request templates with the placeholders ``{{query}}``, ``{{query_id}}`` and ``{{depth}}``. No Django.
+"""Request templates with the placeholders ``{{query}}``, ``{{query_id}}``, ``{{depth}}`` and
+``{{query.fields.NAME}}`` (a field the pool's query carries: a filter, a locale, a category). No Django.
 
 Two formats, compiled once and rendered once per query:
 
@@ -19,8 +20,11 @@ Two formats, compiled once and rendered once per query:
   URL cannot carry (spaces, quotes, braces, non-ASCII) are percent-encoded. Existing ``%XX`` escapes
   and ``+`` (a space in form encoding) are left alone.
 
-Every ``{{name}}`` must be one of the three placeholders (a typo is an error, not literal text), and a
-template must use ``{{query}}``. Errors raise `TemplateError` naming the line and column (JSON) or the
+Every ``{{name}}`` must be one of the three placeholders or ``{{query.fields.NAME}}`` (a typo is an
+error, not literal text), and a template must use ``{{query}}``. A field is written like ``{{query}}``
+(a whole JSON value keeps its JSON type: a string, a number, true/false); a query without the field (or
+with an empty one) is an error naming the query (`MissingFieldError`), never an empty value sent to the
+engine. Errors raise `TemplateError` naming the line and column (JSON) or the
 parameter, and the placeholder.
 """
 
@@ -28,15 +32,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 PLACEHOLDERS = ("query", "query_id", "depth")
+FIELD_PREFIX = "query.fields."
+_FIELD_NAME = re.compile(r"[A-Za-z0-9_-]+")
 FORMATS = ("json", "params")
 
 # Whitespace inside the braces is tolerated: {{ query }}.
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*\}\}")
 # What is left of "{{ name" once the placeholders are taken out: a placeholder typed wrong. Other uses of
 # braces ("{{#toJson}}" in an Elasticsearch mustache source) stay literal text.
 _ATTEMPT = re.compile(r"\{\{\s*[A-Za-z_]")
@@ -49,6 +56,10 @@ class TemplateError(ValueError):
     """A template that cannot be compiled or rendered; the message names where and why."""
 
 
+class MissingFieldError(TemplateError):
+    """A query without a field the template uses; the message names the query and the field."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Slot:
     name: str
@@ -56,17 +67,44 @@ class _Slot:
 
 
 def _check_name(name: str, where: str) -> None:
+    if name.startswith(FIELD_PREFIX) and _FIELD_NAME.fullmatch(name[len(FIELD_PREFIX) :]):
+        return
     if name not in PLACEHOLDERS:
-        known = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
+        known = ", ".join("{{" + p + "}}" for p in (*PLACEHOLDERS, FIELD_PREFIX + "NAME"))
         raise TemplateError(f"unknown placeholder {{{{{name}}}}} {where} (known: {known})")
 
 
-def _values(query: str, query_id: str, depth: int) -> dict[str, Any]:
+def _values(
+    query: str, query_id: str, depth: int, fields: Mapping[str, Any] | None, used: frozenset[str]
+) -> dict[str, Any]:
     if not isinstance(query, str) or not isinstance(query_id, str):
         raise TypeError("query and query_id must be strings")
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise TemplateError(f"depth must be a whole number of at least 1, not {depth!r}")
-    return {"query": query, "query_id": query_id, "depth": depth}
+    values: dict[str, Any] = {"query": query, "query_id": query_id, "depth": depth}
+    missing, other = [], []
+    for name in sorted(used):
+        value = (fields or {}).get(name)
+        if value is None or value == "":
+            missing.append(name)
+        elif isinstance(value, (dict, list)):
+            other.append(name)
+        else:
+            values[FIELD_PREFIX + name] = value
+    if missing or other:
+        named = missing or other
+        what = ("no field" if missing else "a non-scalar field") + ("s" if len(named) > 1 else "")
+        uses = ", ".join("{{" + FIELD_PREFIX + n + "}}" for n in named)
+        raise MissingFieldError(
+            f"query {query_id} has {what} {', '.join(repr(n) for n in named)} (the template uses {uses}); "
+            "nothing was sent for it"
+        )
+    return values
+
+
+def _text(value: Any) -> str:
+    """A value spliced into text: strings as they are, numbers and booleans as JSON writes them."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _join(segments: list[str | _Slot]) -> tuple[str | _Slot, ...]:
@@ -198,8 +236,15 @@ class JsonTemplate:
     def placeholders(self) -> frozenset[str]:
         return frozenset(s.name for s in self._segments if isinstance(s, _Slot))
 
-    def render_text(self, query: str, query_id: str, depth: int) -> str:
-        values = _values(query, query_id, depth)
+    @property
+    def fields(self) -> frozenset[str]:
+        """The query fields the template uses (NAME of each {{query.fields.NAME}})."""
+        return _fields(self.placeholders)
+
+    def render_text(
+        self, query: str, query_id: str, depth: int, fields: Mapping[str, Any] | None = None
+    ) -> str:
+        values = _values(query, query_id, depth, fields, self.fields)
         whole = {k: (str(v) if k == "depth" else json.dumps(v)) for k, v in values.items()}
         parts = []
         for seg in self._segments:
@@ -208,13 +253,13 @@ class JsonTemplate:
             elif seg.whole:
                 parts.append(whole[seg.name])
             else:
-                parts.append(json.dumps(str(values[seg.name]))[1:-1])
+                parts.append(json.dumps(_text(values[seg.name]))[1:-1])
         return "".join(parts)
 
-    def render(self, query: str, query_id: str, depth: int) -> bytes:
+    def render(self, query: str, query_id: str, depth: int, fields: Mapping[str, Any] | None = None) -> bytes:
         # json.dumps escapes every non-ASCII character (ensure_ascii), so the body is plain ASCII: no
         # charset to agree on, and a lone surrogate in a query cannot make encoding fail.
-        return self.render_text(query, query_id, depth).encode("ascii")
+        return self.render_text(query, query_id, depth, fields).encode("ascii")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -266,12 +311,21 @@ class ParamsTemplate:
     def placeholders(self) -> frozenset[str]:
         return frozenset(s.name for s in self._segments if isinstance(s, _Slot))
 
-    def render(self, query: str, query_id: str, depth: int) -> str:
-        values = _values(query, query_id, depth)
+    @property
+    def fields(self) -> frozenset[str]:
+        """The query fields the template uses (NAME of each {{query.fields.NAME}})."""
+        return _fields(self.placeholders)
+
+    def render(self, query: str, query_id: str, depth: int, fields: Mapping[str, Any] | None = None) -> str:
+        values = _values(query, query_id, depth, fields, self.fields)
         # safe="": every reserved character of a value is encoded, so a query cannot add parameters.
         return "".join(
-            seg if isinstance(seg, str) else quote(str(values[seg.name]), safe="") for seg in self._segments
+            seg if isinstance(seg, str) else quote(_text(values[seg.name]), safe="") for seg in self._segments
         )
+
+
+def _fields(placeholders: frozenset[str]) -> frozenset[str]:
+    return frozenset(p[len(FIELD_PREFIX) :] for p in placeholders if p.startswith(FIELD_PREFIX))
 
 
 def compile_template(text: str, format: str) -> JsonTemplate | ParamsTemplate:

@@ -397,6 +397,11 @@ def configuration_new(request: HttpRequest, pool_name: str) -> HttpResponse:
         configuration.pool = found
         configuration.parameters = form.cleaned_data["parameters"]
         configuration.save()
+        if request.POST.get("next") == "endpoint":
+            messages.success(
+                request, f"Configuration {configuration.name} created. Now set its search endpoint."
+            )
+            return redirect("capture:endpoint-edit", configuration.pk)
         messages.success(request, f"Configuration {configuration.name} created. Upload its first run below.")
         return redirect(
             f"{reverse('exchange:import', args=[found.name])}?kind=run&configuration={configuration.pk}"

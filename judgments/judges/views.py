@@ -30,7 +30,9 @@ def _judge(pool: Pool, name: str) -> ModelJudge:
 def judge_list(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.admin_pool_or_404(request, pool_name)
     judges = list(
-        found.judges.select_related("user").annotate(
+        found.judges.filter(archived_at__isnull=True)
+        .select_related("user")
+        .annotate(
             n_graded=Count(
                 "user__judgments",
                 filter=Q(user__judgments__pair__pool=found, user__judgments__cant_judge=False),
@@ -50,6 +52,7 @@ def judge_list(request: HttpRequest, pool_name: str) -> HttpResponse:
         {
             "pool": found,
             "judges": judges,
+            "archived": found.judges.filter(archived_at__isnull=False).select_related("user"),
             "source_form": GradeSourceForm(initial={"grade_source": found.grade_source}),
         },
     )

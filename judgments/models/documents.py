@@ -16,6 +16,13 @@ class Query(models.Model):
     external_id = models.CharField("query id", max_length=EXTERNAL_ID_MAX, validators=[no_whitespace])
     text = models.TextField(blank=True)
     information_need = models.TextField(blank=True, help_text="What the searcher wants; raters see it.")
+    fields = models.JSONField(
+        default=dict,
+        db_default={},  # rows written by SQL (bulk imports, COPY) get {} too
+        blank=True,
+        help_text='{"NAME": value}: per-query values endpoint templates use as {{query.fields.NAME}} '
+        "(a filter, a locale, a category); strings, numbers or true/false",
+    )
 
     class Meta:
         verbose_name_plural = "queries"

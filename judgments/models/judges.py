@@ -79,6 +79,9 @@ class ModelJudge(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="archived: hidden from lists, kept with its history for exports"
+    )
 
     objects = ModelJudgeQuerySet.as_manager()
 

@@ -104,6 +104,9 @@ class Pool(models.Model):
     )
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="archived: hidden from lists, kept with its history for exports"
+    )
 
     class Meta:
         ordering = ["name"]

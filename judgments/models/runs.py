@@ -26,6 +26,9 @@ class SearchConfiguration(models.Model):
     # configuration's endpoint, and when a capture last started (scheduled or not).
     capture_schedule = models.CharField(max_length=10, choices=Schedule, default=Schedule.NONE)
     last_capture_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(
+        null=True, blank=True, help_text="archived: hidden from lists, kept with its history for exports"
+    )
     # The language model the configuration reranks or generates with, if any: a model judge of the same
     # model (or family) would grade its own output, and the trust page and leaderboard warn of it.
     model_name = models.CharField(

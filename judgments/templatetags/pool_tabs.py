@@ -49,11 +49,13 @@ TABS = (
     Tab("Leaderboard", "scoring:leaderboard", ENGINEER, ("scoring:compare", "scoring:compare-query")),
     Tab("Import", "exchange:import", ENGINEER, ("exchange:import-preview",), engineer_label="Upload a run"),
     Tab("Export", "exchange:export", ENGINEER),
+    Tab("Webhooks", "scoring:webhooks", ENGINEER),
     Tab("Queue", "rating:queue", ADMIN, ("rating:missing-content",)),
     Tab("Agreement", "rating:agreement", ADMIN),
     Tab("Disagreements", "rating:disagreements", ADMIN),
     Tab("Model judges", "judges:list", ADMIN, ("judges:", "scoring:trust")),
     Tab("People", "campaign:people", ADMIN),
+    Tab("Queries", "campaign:queries", ADMIN),
     Tab("Settings", "campaign:pool-edit", ADMIN),
 )
 

@@ -9,5 +9,6 @@ live         try a query against the configuration's engine (scoring.live)
 evidence     prediction-powered estimates with the human sample, assessors' leaderboards
 measure_pages  a pool's own measure set: its settings, and the leaderboard, comparison and history
              that show it (the leaderboard, compare and history pages hand over to these)
+tuning       tune a query's template without saving (scoring.live asks the engine)
 downloads    every CSV and score file the pages link to
 """

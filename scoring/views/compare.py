@@ -30,9 +30,16 @@ from . import evidence, measure_pages
 from .common import flavour_links, get_option, query_string, scored_pool_or_404, selected_configurations
 
 TOP_QUERIES = 15  # biggest wins and losses listed on a comparison page
-
-
 DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
+
+
+# --- Helpers ---------------------------------------------------------------------------------------
+
+
+# --- Leaderboard -----------------------------------------------------------------------------------
+
+
+# --- Comparison ----------------------------------------------------------------------------------
 
 
 def _compare_urls(pool: Pool, configurations, flavour: str, metric: str) -> dict:
@@ -275,6 +282,12 @@ def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
             "measure_rows": measure_pages.query_measure_rows(found, a, b, query),
         },
     )
+
+
+# --- A configuration across its runs ----------------------------------------------------------------
+
+
+# --- Sending a configuration's unjudged documents to the raters --------------------------------------
 
 
 @require_POST

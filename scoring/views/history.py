@@ -9,7 +9,7 @@ from django.utils.safestring import mark_safe
 
 from judgments import access
 
-from .. import charts, comparison
+from .. import charts, comparison, scheduled
 from ..comparison import metric_label
 from ..measure_sets import measure_set
 from . import measure_pages
@@ -48,5 +48,8 @@ def configuration_history(request: HttpRequest, configuration_id: int) -> HttpRe
             "leaderboard_url": reverse("scoring:leaderboard", args=[configuration.pool.name])
             + query_string(flavour=flavour),
             "threshold": comparison.JUDGED_THRESHOLD,
+            # Scheduled captures outside the band of the previous ones (the capture.drop webhook's rule).
+            "scheduled": {p.run.pk: p for p in scheduled.scheduled_points(configuration)},
+            "band_metric": metric_label(scheduled.METRIC),
         },
     )

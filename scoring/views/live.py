@@ -17,17 +17,7 @@ from judgments.models import Query
 from judgments.rating import queue
 
 from .. import metrics
-from ..live import CUTOFF, DEFAULT_DEPTH, DEPTHS, MAX_QUEUED, live_query, pool_query
-
-MANAGE = "Only the configuration's team and admins query its engine."
-
-
-def _depth(value: str | None) -> int:
-    try:
-        depth = int(value or DEFAULT_DEPTH)
-    except ValueError:
-        return DEFAULT_DEPTH
-    return depth if depth in DEPTHS else DEFAULT_DEPTH
+from ..live import CUTOFF, DEPTHS, MANAGE, MAX_QUEUED, depth_of, explains, live_query, pool_query
 
 
 def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
@@ -36,13 +26,14 @@ def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
     pool = configuration.pool
     query_id = request.GET.get("query", "").strip()
     text = request.GET.get("q", "")
-    depth = _depth(request.GET.get("depth"))
+    depth = depth_of(request.GET.get("depth"))
     query = pool_query(configuration, query_id, text)
     if query_id and query is None:
         messages.warning(request, f"Pool {pool.name} has no query {query_id!r}.")
     if query is not None and query_id:
         text = query.text
-    result = live_query(configuration, text, query, depth) if text.strip() else None
+    explain = bool(request.GET.get("explain"))
+    result = live_query(configuration, text, query, depth, explain=explain) if text.strip() else None
     return render(
         request,
         "scoring/live.html",
@@ -59,6 +50,8 @@ def live(request: HttpRequest, configuration_id: int) -> HttpResponse:
             "cutoff": CUTOFF,
             "can_queue": access.may_queue(request.user, pool),
             "grade_scale": pool.grade_scale,
+            "explain": explain,
+            "explains": explains(configuration),
         },
     )
 
@@ -89,5 +82,5 @@ def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
         else:
             messages.success(request, done.message(of=f" of {query.external_id}"))
     return redirect(
-        f"{back}?{urlencode({'query': query.external_id, 'depth': _depth(request.POST.get('depth'))})}"
+        f"{back}?{urlencode({'query': query.external_id, 'depth': depth_of(request.POST.get('depth'))})}"
     )

@@ -16,7 +16,7 @@ from judgments.rating.display import grade_scale
 
 from .. import metrics
 from ..circularity import circular_configurations
-from ..trust import FAR, FEW_PAIRS, far_pairs, judge_trust
+from ..trust import FAR, FEW_PAIRS, far_pairs, judge_trust, verdict
 
 
 def _judge_or_404(request: HttpRequest, pool_name: str, name: str) -> ModelJudge:
@@ -44,6 +44,8 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
         }
         for (g, label), row in zip(scale, trust.confusion, strict=False)
     ]
+    probed = list(probing.results(judge).values())
+    circular = circular_configurations(judge.pool, judge)
     return render(
         request,
         "scoring/trust.html",
@@ -51,6 +53,7 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
             "pool": judge.pool,
             "judge": judge,
             "trust": trust,
+            "verdict": verdict(trust, probed=probed, circular=circular),
             "confusion_rows": rows,
             "judge_totals": [sum(col) for col in zip(*trust.confusion, strict=True)]
             if trust.confusion
@@ -59,9 +62,9 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
             "far_spread": FAR,
             "few_pairs": FEW_PAIRS,
             "flavour_description": metrics.FLAVOURS[metrics.DEFAULT_FLAVOUR].description,
-            "probes": list(probing.results(judge).values()),
+            "probes": probed,
             "probe_fail_rate": probes.FAIL_RATE,
-            "circular": circular_configurations(judge.pool, judge),
+            "circular": circular,
         },
     )
 

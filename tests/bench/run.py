@@ -20,6 +20,7 @@ BENCHMARKS = (
     "bench_grading",
     "bench_upload",
     "bench_pages",
+    "bench_gate",
 )
 
 

@@ -233,6 +233,7 @@ def test_trust_page_in_a_browser(browser_login, site_admin, judged):
     assert page.locator("#n-pairs").inner_text() == "40"
     assert page.locator("#confusion tbody tr").count() == 6
     assert page.locator("#decisions tbody tr").count() == 4
+    assert page.locator("#verdict").inner_text().startswith("Not yet: ")
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "judge-trust.png"), full_page=True)
     page.get_by_role("button", name="Send").first.click()
@@ -265,3 +266,11 @@ def test_with_distractors_the_confusion_matrix_grows_and_minus_1_is_the_lowest_g
     client.force_login(site_admin)
     page = client.get("/pools/robust/judges/gpt-judge/trust/").content.decode()
     assert '<th title="Distractor">-1</th>' in page
+
+
+def test_the_page_says_not_yet_for_a_noisy_judge(client, site_admin, judged):
+    client.force_login(site_admin)
+    page = client.get("/pools/robust/judges/gpt-judge/trust/").content.decode()
+    expected = trust.verdict(trust.judge_trust(judged))
+    assert not expected.trusted
+    assert f'<p class="verdict not-yet" id="verdict">{expected.text}</p>'.replace("'", "&#x27;") in page

@@ -44,7 +44,15 @@ def queries_lines(pool: Pool, fmt: str = "tsv") -> Iterator[str]:
         writer = formats.write_queries_tsv
     else:
         writer = formats.write_queries_jsonl
-    # A query created by a run or qrels import has no text yet: JSON lines say so with its id.
+        # A query created by a run or qrels import has no text yet: JSON lines say so with its id; they
+        # carry the query's fields too (TSV cannot).
+        records = (
+            formats.QueryRecord(0, qid, text if text.strip() else qid, need, fields)
+            for qid, text, need, fields in rows.values_list(
+                "external_id", "text", "information_need", "fields"
+            ).iterator(chunk_size=CHUNK_ROWS)
+        )
+        return blocks(writer(records))
     records = (
         (qid, text if text.strip() else qid, need) for qid, text, need in rows.iterator(chunk_size=CHUNK_ROWS)
     )

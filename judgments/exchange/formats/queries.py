@@ -1,9 +1,11 @@
-"""Queries as TSV (qid<TAB>text) or JSON lines with the information need."""
+"""Queries as TSV (qid<TAB>text) or JSON lines with the information need and per-query fields."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+from judgments.query_fields import fields_problem
 
 from .problems import (
     FormatError,
@@ -67,7 +69,9 @@ def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]
 
 @gc_paused
 def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
-    """Queries as JSON lines ``{"id", "text", "information_need"?}``; other keys are ignored."""
+    """Queries as JSON lines ``{"id", "text", "information_need"?, "fields"?}``; other keys are ignored.
+    ``fields``: ``{"locale": "fr-FR", "category": 3}``, values endpoint templates use as
+    ``{{query.fields.NAME}}``."""
     reader = Reader(name)
     for lineno, obj in iter_json_objects(stream, reader):
         ok = True
@@ -88,8 +92,14 @@ def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecor
         if msg:
             reader.add(lineno, "information_need", msg)
             ok = False
+        fields = obj.get("fields")
+        if "fields" in obj:
+            msg = fields_problem(fields)
+            if msg:
+                reader.add(lineno, "fields", msg)
+                ok = False
         if ok and not reader.twice(qid, lineno, "id", f"query id {qid} appears twice"):
-            reader.keep(QueryRecord(lineno, qid, text, need))  # type: ignore[arg-type]
+            reader.keep(QueryRecord(lineno, qid, text, need, fields))  # type: ignore[arg-type]
     return reader.finish("queries")
 
 
@@ -147,9 +157,10 @@ def write_queries_tsv(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
 
 
 def write_queries_jsonl(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
-    """``{"id", "text", "information_need"}`` per line."""
+    """``{"id", "text", "information_need"}`` per line, and ``"fields"`` for a query that has any."""
     for record in records:
         qid, text, need = _query_tuple(record)
+        fields = record.fields if isinstance(record, QueryRecord) else None
         require_id(qid, "query id", query=True)
         msg = _query_text_problem(text)
         if msg:
@@ -158,4 +169,7 @@ def write_queries_jsonl(records: Iterable[QueryRecord | tuple]) -> Iterator[str]
             need = ""
         if not isinstance(need, str) or "\x00" in need:
             raise ValueError(f"query {qid}: information_need must be a string without NUL characters")
-        yield json_line({"id": qid, "text": text, "information_need": need})
+        line = {"id": qid, "text": text, "information_need": need}
+        if fields:
+            line["fields"] = fields
+        yield json_line(line)

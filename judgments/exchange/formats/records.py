@@ -59,6 +59,7 @@ class QueryRecord:
     query_id: str
     text: str
     information_need: str = ""
+    fields: dict[str, Any] | None = None  # None: the file says nothing about fields (TSV)
 
 
 @dataclass(slots=True)

@@ -97,9 +97,9 @@ def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
         with connection.cursor() as cursor:
             bulk.lock_pool(cursor, pool.pk)  # every writer of a pool's queries holds it (see bulk)
         existing = {
-            external_id: (pk, text, need)
-            for pk, external_id, text, need in Query.objects.filter(pool=pool).values_list(
-                "pk", "external_id", "text", "information_need"
+            external_id: (pk, text, need, fields)
+            for pk, external_id, text, need, fields in Query.objects.filter(pool=pool).values_list(
+                "pk", "external_id", "text", "information_need", "fields"
             )
         }
         new: list[Query] = []
@@ -114,17 +114,19 @@ def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
                         external_id=record.query_id,
                         text=record.text,
                         information_need=record.information_need,
+                        fields=record.fields or {},
                     )
                 )
                 continue
-            pk, text, need = found
+            pk, text, need, fields = found
             new_need = record.information_need or need  # TSV has no need: keep the one stored
-            if (record.text, new_need) == (text, need):
+            new_fields = fields if record.fields is None else record.fields  # a line without: kept
+            if (record.text, new_need, new_fields) == (text, need, fields):
                 unchanged += 1
             else:
-                changed.append(Query(pk=pk, text=record.text, information_need=new_need))
+                changed.append(Query(pk=pk, text=record.text, information_need=new_need, fields=new_fields))
         Query.objects.bulk_create(new, batch_size=5000)
-        Query.objects.bulk_update(changed, ["text", "information_need"], batch_size=5000)
+        Query.objects.bulk_update(changed, ["text", "information_need", "fields"], batch_size=5000)
     return ImportSummary(name, "queries", len(records), len(new), len(changed), unchanged)
 
 

@@ -26,11 +26,28 @@ class Command(BaseCommand):
             action="store_true",
             help="store the run even if some queries fail (they are listed, and score 0)",
         )
+        parser.add_argument(
+            "--retry-failed",
+            metavar="RUN",
+            type=int,
+            help="complete this partial run of the configuration (kept with --keep-partial): ask the engine "
+            "only for the queries it has no ranking for, and store one complete run",
+        )
         parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
         parser.add_argument("--retries", type=int, default=3, help="retries of a failed request (default 3)")
 
     def handle(
-        self, *args, pool, configuration, depth, concurrency, keep_partial, timeout, retries, **options
+        self,
+        *args,
+        pool,
+        configuration,
+        depth,
+        concurrency,
+        keep_partial,
+        timeout,
+        retries,
+        retry_failed,
+        **options,
     ):
         if not timeout > 0 or retries < 0:
             raise CommandError("--timeout must be positive and --retries at least 0")
@@ -41,6 +58,18 @@ class Command(BaseCommand):
             raise CommandError(
                 f"Pool {found.name} has no configuration named {configuration!r} (it has: {names})"
             )
+        partial = None
+        if retry_failed is not None:
+            partial = config.runs.filter(pk=retry_failed).first()
+            if partial is None:
+                raise CommandError(f"--retry-failed: run {retry_failed} is not a run of {config.name}")
+            missing = services.missing_queries(partial)
+            if not missing:
+                raise CommandError(
+                    f"--retry-failed: run {partial.pk} has a ranking for every query of the pool; "
+                    "nothing to retry"
+                )
+            self.stderr.write(f"Run {partial.pk} misses {len(missing)} queries: asking the engine for them.")
         try:
             job = services.start_capture(
                 config,
@@ -52,6 +81,8 @@ class Command(BaseCommand):
         except services.CaptureError as exc:
             raise CommandError(str(exc)) from None
         with cli.cancel_on_signals() as cancel:
-            job = cli.run_with_progress(self, job, cancel, timeout=timeout, retries=retries)
+            job = cli.run_with_progress(
+                self, job, cancel, timeout=timeout, retries=retries, completes=partial
+            )
         if not cli.report(self, job):
             raise CommandError(job.message)

@@ -7,6 +7,7 @@ import signal
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from judgments import removal
 from judgments.command_logs import command_logs
 from judgments.judges import services
 from judgments.models import JudgeRun, ModelJudge, Pool
@@ -114,13 +115,28 @@ class Command(BaseCommand):
             raise CommandError(
                 "Interrupted; the answers that arrived are stored, run again to continue."
             ) from None
+        except Exception:
+            self._forget_if_unused(the_judge, created)
+            raise
         finally:
             signal.signal(signal.SIGTERM, previous)
             if bar is not None:
                 bar.close()
         self._report(run)
         if run.status == JudgeRun.Status.FAILED:
-            raise CommandError(run.message)
+            raise CommandError(run.message + self._forget_if_unused(the_judge, created))
+
+    def _forget_if_unused(self, judge: ModelJudge, created: bool) -> str:
+        """A judge this command created, whose run failed before any answer was stored (a key variable not
+        set, a server unreachable), is removed again with its account and run: a failed first try
+        leaves no half-made judge behind. One that stored a grade stays (judgments.removal refuses)."""
+        if not created:
+            return ""
+        try:
+            removal.delete(judge)
+        except removal.RemovalRefused:
+            return ""
+        return f" Judge {judge.name} was not kept: it failed before its first answer."
 
     def _report(self, run: JudgeRun) -> None:
         self.stdout.write(

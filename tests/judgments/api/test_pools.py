@@ -87,6 +87,7 @@ def test_query_list_and_filters(client_for, role, status, ids):
                     "external_id": "s1",
                     "text": "secret query",
                     "information_need": "",
+                    "fields": {},
                 }
             ]
             if "s1" in ids

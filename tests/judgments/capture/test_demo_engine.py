@@ -205,3 +205,22 @@ def test_scores_are_bm25s_own_scores():
         assert {i: s for i, s in ranked} == pytest.approx(
             {i: float(expected[i]) for i in np.flatnonzero(expected > 0)}
         )
+
+
+@pytest.mark.parametrize("kind", ["best_fields", "most_fields"])
+def test_explain_adds_up_to_each_hits_score(engine, kind):
+    body = {
+        "query": {"multi_match": {"query": "solar panels home", "fields": ["title^2", "body"], "type": kind}},
+        "explain": True,
+    }
+    status, answer = _search(engine, body)
+    assert status == 200 and answer["hits"]["hits"]
+    for hit in answer["hits"]["hits"]:
+        tree = hit["_explanation"]
+        assert tree["value"] == pytest.approx(hit["_score"])
+        assert tree["description"] == ("max of:" if kind == "best_fields" else "sum of:")
+        for field in tree["details"]:
+            assert field["value"] == pytest.approx(sum(t["value"] for t in field["details"]))
+            assert all(t["description"].startswith("weight(") for t in field["details"])
+    _, plain = _search(engine, {**body, "explain": False})
+    assert all("_explanation" not in hit for hit in plain["hits"]["hits"])

@@ -11,6 +11,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
 
@@ -173,7 +174,9 @@ def test_a_missing_key_variable_fails_before_any_call(db, chat_server, monkeypat
     with pytest.raises(CommandError, match="The environment variable JUDGE_TEST_KEY is not set"):
         judge(chat_server, "--api-key-env", "JUDGE_TEST_KEY")
     assert chat_server.calls == 0 and not stored()
-    assert JudgeRun.objects.get().status == "failed"
+    # The judge this command created is not kept: no judge, account or run is left behind.
+    assert not ModelJudge.objects.exists() and not JudgeRun.objects.exists()
+    assert not get_user_model().objects.filter(username="gpt-judge").exists()
     # The key is read from the variable and sent; it is stored and shown nowhere.
     monkeypatch.setenv("JUDGE_TEST_KEY", KEY)
     chat_server.handler = by_document
@@ -191,7 +194,20 @@ def test_an_unreachable_server_fails_after_its_retries(db, chat_server):
             "judge", "--pool", "judged", "--judge", "gpt-judge", "--base-url", "http://127.0.0.1:9/v1",
             "--model", "m", stdout=StringIO(), stderr=StringIO(),
         )  # fmt: skip
-    assert not stored() and JudgeRun.objects.get().status == "failed"
+    assert not stored() and not ModelJudge.objects.exists() and not JudgeRun.objects.exists()
+
+
+def test_a_failed_run_of_an_existing_judge_keeps_the_judge(db, chat_server):
+    make_pool(queries=1, documents=2)
+    chat_server.handler = by_document
+    judge(chat_server, "--all", "--limit", "1")
+    with pytest.raises(CommandError, match="could not reach") as failed:
+        call_command(
+            "judge", "--pool", "judged", "--judge", "gpt-judge", "--base-url", "http://127.0.0.1:9/v1",
+            "--model", "m", "--all", stdout=StringIO(), stderr=StringIO(),
+        )  # fmt: skip
+    assert "not kept" not in str(failed.value)
+    assert ModelJudge.objects.count() == 1 and len(stored()) == 1
 
 
 def test_a_persons_name_cannot_become_a_judge(db, chat_server, rater):

@@ -1,0 +1,187 @@
+"""Deleting and archiving judges, configurations, runs and pools from the app.
+
+Every removal is planned first (`plan`): what would go with it, counted, and whether it may go at all.
+Three outcomes, decided here and nowhere else:
+
+- **delete**: nothing worth keeping depends on it; it goes with what the plan lists.
+- **archive**: history must stay (a judge's or a pool's grades, a configuration's runs): it is hidden
+  from lists (the home page, the configurations list, the leaderboard, the judges list) and kept, with
+  every grade and run, for exports and the commands; it can be restored.
+- **refuse**: something else depends on it now (a capture or a judging run under way; a run that is its
+  configuration's current run, which the leaderboard and the compare page score). One line names the
+  dependants; nothing changes.
+
+A delete asked for when the plan says archive or refuse is refused with that line, so a page or a
+script cannot delete history by skipping the confirmation page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from judgments.models import (
+    Document,
+    Judgment,
+    JudgmentChange,
+    ModelJudge,
+    Pair,
+    Pool,
+    Query,
+    Ranking,
+    Run,
+    SearchConfiguration,
+)
+from judgments.models.capture import CaptureJob
+from judgments.models.judges import JudgeRun
+
+DELETE, ARCHIVE, REFUSE = "delete", "archive", "refuse"
+ACTIVE_CAPTURE = (CaptureJob.Status.QUEUED, CaptureJob.Status.RUNNING)
+
+
+class RemovalRefused(Exception):
+    """A removal that may not happen; the message is the one line to show."""
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
+
+
+@dataclass
+class Plan:
+    """What removing `target` would do: `goes` (what is deleted with it, counted), `keeps` (why it must be
+    archived instead), `blocks` (what depends on it now)."""
+
+    target: object
+    what: str  # "judge gpt-4o", "configuration bm25", ...
+    goes: list[str] = field(default_factory=list)
+    keeps: list[str] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)
+
+    @property
+    def action(self) -> str:
+        return REFUSE if self.blocks else ARCHIVE if self.keeps else DELETE
+
+    @property
+    def line(self) -> str:
+        """The one line a refused delete shows."""
+        if self.blocks:
+            return f"Refused: {self.what} cannot be deleted: {'; '.join(self.blocks)}."
+        if self.keeps:
+            return (
+                f"Refused: {self.what} has {' and '.join(self.keeps)}: archive it instead (kept for exports)."
+            )
+        return f"{self.what} can be deleted."
+
+
+def _active_captures(configurations) -> list[str]:
+    jobs = CaptureJob.objects.filter(configuration__in=configurations, status__in=ACTIVE_CAPTURE)
+    return [f"capture #{job.pk} of {job.configuration.name} is {job.status}" for job in jobs if job.active]
+
+
+def _active_judge_runs(judges) -> list[str]:
+    runs = JudgeRun.objects.filter(judge__in=judges, status__in=JudgeRun.ACTIVE).select_related("judge__user")
+    return [
+        f"judging run #{run.pk} of {run.judge.user.username} is {run.status}" for run in runs if run.active
+    ]
+
+
+def plan_judge(judge: ModelJudge) -> Plan:
+    plan = Plan(judge, f"judge {judge.user.username}")
+    grades = Judgment.objects.filter(rater=judge.user).count()
+    changes = JudgmentChange.objects.filter(rater=judge.user).count()
+    if grades or changes:
+        plan.keeps.append(_n(grades, "grade") + " of graded pairs" if grades else "grade history")
+    plan.blocks += _active_judge_runs([judge])
+    plan.goes += [_n(judge.runs.count(), "judging run"), f"its rater account {judge.user.username}"]
+    return plan
+
+
+def plan_configuration(configuration: SearchConfiguration) -> Plan:
+    plan = Plan(configuration, f"configuration {configuration.name}")
+    runs = configuration.runs.count()
+    if runs:
+        plan.keeps.append(_n(runs, "run") + " scored on the leaderboard")
+    plan.blocks += _active_captures([configuration])
+    plan.goes += [
+        _n(runs, "run"),
+        _n(configuration.endpoints.count(), "endpoint version"),
+        _n(configuration.captures.count(), "capture"),
+    ]
+    return plan
+
+
+def plan_run(run: Run) -> Plan:
+    configuration = run.configuration
+    plan = Plan(run, f"run #{run.pk} of {configuration.name}")
+    current = configuration.runs.order_by("-id").values_list("pk", flat=True).first()
+    if run.pk == current:
+        plan.blocks.append(
+            f"it is {configuration.name}'s current run, which the leaderboard, the compare page and the "
+            "trust page score (add a newer run, or archive the configuration)"
+        )
+    plan.goes += [_n(Ranking.objects.filter(run=run).count(), "ranking"), "its scores"]
+    return plan
+
+
+def plan_pool(pool: Pool) -> Plan:
+    plan = Plan(pool, f"pool {pool.name}")
+    grades = Judgment.objects.in_pool(pool).count()
+    runs = Run.objects.filter(configuration__pool=pool).count()
+    if grades:
+        plan.keeps.append(_n(grades, "grade"))
+    if runs:
+        plan.keeps.append(_n(runs, "run"))
+    configurations = pool.configurations.all()
+    plan.blocks += _active_captures(configurations) + _active_judge_runs(pool.judges.all())
+    if plan.keeps:  # archived, never deleted: no need to count a big pool's rows
+        return plan
+    plan.goes += [
+        _n(Query.objects.filter(pool=pool).count(), "query", "queries"),
+        _n(Document.objects.filter(pool=pool).count(), "document"),
+        _n(Pair.objects.filter(pool=pool).count(), "pair"),
+        _n(configurations.count(), "configuration"),
+        _n(pool.judges.count(), "model judge"),
+    ]
+    return plan
+
+
+PLANS = {ModelJudge: plan_judge, SearchConfiguration: plan_configuration, Run: plan_run, Pool: plan_pool}
+
+
+def plan(target) -> Plan:
+    return PLANS[type(target)](target)
+
+
+@transaction.atomic
+def delete(target) -> Plan:
+    """Delete `target` as planned; RemovalRefused (nothing changed) unless the plan says delete."""
+    planned = plan(target)
+    if planned.action != DELETE:
+        raise RemovalRefused(planned.line)
+    if isinstance(target, ModelJudge):
+        user = target.user
+        target.delete()
+        user.delete()
+    else:
+        target.delete()
+    return planned
+
+
+ARCHIVABLE = (ModelJudge, SearchConfiguration, Pool)
+
+
+def archive(target, archived: bool = True) -> None:
+    """Hide `target` from lists (or show it again), keeping everything it holds."""
+    if not isinstance(target, ARCHIVABLE):
+        raise RemovalRefused(f"Refused: a {type(target).__name__.lower()} cannot be archived.")
+    if archived:
+        planned = plan(target)
+        if planned.blocks:
+            raise RemovalRefused(
+                f"Refused: {planned.what} cannot be archived now: {'; '.join(planned.blocks)}."
+            )
+    target.archived_at = timezone.now() if archived else None
+    type(target).objects.filter(pk=target.pk).update(archived_at=target.archived_at)
