@@ -67,9 +67,12 @@ _UPSERT_JUDGMENT = """
         WHERE id = %(pair)s AND held_by_id = %(rater)s
     )
     INSERT INTO judgments_judgment
-        (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, created_at, updated_at)
-    VALUES (%(pair)s, %(rater)s, %(grade)s, %(cant_judge)s, %(reason)s, %(note)s, %(now)s, %(now)s)
+        (pair_id, rater_id, grade, cant_judge, cant_judge_reason, note, served_at, created_at, updated_at, excluded)
+    VALUES (%(pair)s, %(rater)s, %(grade)s, %(cant_judge)s, %(reason)s, %(note)s, %(served)s, %(now)s, %(now)s,
+            EXISTS (SELECT 1 FROM judgments_raterstatus s  -- an excluded rater's new grades are excluded too
+                    WHERE s.pool_id = %(pool)s AND s.rater_id = %(rater)s AND s.excluded))
     ON CONFLICT (pair_id, rater_id) DO UPDATE SET
+        served_at = COALESCE(judgments_judgment.served_at, EXCLUDED.served_at),
         grade = EXCLUDED.grade, cant_judge = EXCLUDED.cant_judge,
         cant_judge_reason = EXCLUDED.cant_judge_reason, note = EXCLUDED.note, updated_at = EXCLUDED.updated_at
     RETURNING id, created_at
@@ -86,8 +89,10 @@ def record_judgment(
     note: str = "",
     actor=None,
     notify: bool = True,
+    served_at=None,
 ) -> Judgment:
     """Create or change `rater`'s judgment of `pair`, and release the pair from the rater's hold.
+    served_at: when the queue served the pair to the rater (kept from the first answer on a change).
     A grade 0–4 (or -1, a distractor, when the pool enables it), or can't judge with a reason. The
     judgment's `created` says which it was.
     notify=False: the caller sends grades_changed itself (`notify_grades`), once for many judgments."""
@@ -106,10 +111,10 @@ def record_judgment(
     # One transaction; inside a caller's (the queue's save_grade, a judge's batch) no savepoint of its
     # own: a failed statement aborts the caller's transaction anyway, and the checks above ran before it.
     with transaction.atomic(savepoint=False):
-        return _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify)
+        return _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify, served_at)
 
 
-def _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify) -> Judgment:
+def _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify, served_at=None) -> Judgment:
     set_actor(actor or rater)
     judgment = Judgment(
         pair=pair, rater=rater, grade=grade, cant_judge=cant_judge, cant_judge_reason=reason, note=note or ""
@@ -120,11 +125,13 @@ def _write_judgment(pair, rater, grade, cant_judge, reason, note, actor, notify)
             _UPSERT_JUDGMENT,
             {
                 "pair": pair.pk,
+                "pool": pair.pool_id,
                 "rater": rater.pk,
                 "grade": grade,
                 "cant_judge": cant_judge,
                 "reason": reason,
                 "note": judgment.note,
+                "served": served_at,
                 "now": judgment.updated_at,
             },
         )
@@ -143,6 +150,8 @@ def set_final_grade(pair: Pair, grade: int | None, admin) -> Pair:
     problem = None if grade is None else pair.pool.grade_problem(grade)
     if problem:
         raise JudgmentError(problem.replace("A grade", "A final grade"))
+    if pair.gold_grade is not None:
+        raise JudgmentError("This is a gold pair: its final grade is its gold grade (change that instead).")
     pair.final_grade = grade
     pair.final_by = admin if grade is not None else None
     pair.final_at = timezone.now() if grade is not None else None

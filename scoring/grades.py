@@ -69,7 +69,7 @@ _GRADES_SQL = """
     SELECT array_agg(p.id), array_agg(p.query_id), array_agg(p.document_id),
            array_agg(COALESCE(p.final_grade, {none})::int2), array_agg(COALESCE(j.grade, {none})::int2) {raters}
     FROM judgments_pair p
-    LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
+    LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge AND NOT j.excluded
     WHERE p.pool_id = %s {where} AND (p.final_grade IS NOT NULL OR j.grade IS NOT NULL)
 """
 
@@ -173,7 +173,7 @@ def _read_judged(
     """(pair, grade) of the grades that count under `source`, among the judgments `where` selects.
     With model judges, the database leaves their rows out of the humans' read (no rater column to
     ship), and for "fill" reads theirs apart (through the rater index) to keep the pairs no human graded."""
-    sql = f"SELECT array_agg(j.pair_id), array_agg(j.grade) FROM judgments_judgment j WHERE {where} AND NOT j.cant_judge"
+    sql = f"SELECT array_agg(j.pair_id), array_agg(j.grade) FROM judgments_judgment j WHERE {where} AND NOT j.cant_judge AND NOT j.excluded"
     kinds = [">i8", ">i2"]
     if models is None or not len(models) or source == GradeSource.ALL:
         return tuple(read_columns(cursor, sql, params, kinds))
@@ -271,8 +271,11 @@ def cached_grades(cursor, pool_id: int, rule: str, source: str) -> Grades | None
         [">i8"],
         [">i8", ">f8"],
     )
+    # counts as int64: with no graded query the arrays are empty float64, which np.repeat refuses
     return Grades(
-        np.repeat(queries.astype(np.int64), counts), docs.astype(np.int64), grades.astype(np.float64)
+        np.repeat(queries.astype(np.int64), counts.astype(np.int64)),
+        docs.astype(np.int64),
+        grades.astype(np.float64),
     )
 
 

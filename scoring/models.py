@@ -287,5 +287,27 @@ class MeasureScore(models.Model):
         return f"run {self.run_id} query {self.query_id}: {len(self.values)} values"
 
 
+class PoolStability(models.Model):
+    """How settled a pool's leaderboard was when last measured (scoring.stability): the ordering of its
+    configurations, when that ordering last changed (counted in grades), the expected Kendall tau and
+    judged@10 of every configuration. Written after grades change (pools that stop when settled, and
+    small pools) and whenever the leaderboard or `manage.py stability` measures it."""
+
+    pool = models.OneToOneField(
+        "judgments.Pool", models.CASCADE, primary_key=True, db_constraint=False, related_name="+"
+    )
+    measure = models.CharField(max_length=20)
+    ordering = models.JSONField(default=list, help_text="configuration ids, best first")
+    grades = models.BigIntegerField(default=0, help_text="grades in the pool when measured")
+    grades_at_change = models.BigIntegerField(default=0, help_text="grades when the ordering last changed")
+    expected_tau = models.FloatField(default=0.0)
+    judged = models.JSONField(default=dict, help_text="configuration id -> judged@10")
+    settled = models.BooleanField(default=False)
+    measured_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"stability of pool {self.pool_id}: tau {self.expected_tau:.3f}, settled {self.settled}"
+
+
 # The pool's webhooks live in their own package; imported here so the scoring app registers them.
 from .webhooks.models import Webhook, WebhookDelivery  # noqa: E402, F401

@@ -38,10 +38,11 @@ def on_grades_changed(
     sender, pool: Pool, pair_ids: Iterable[int], query_ids: Iterable[int] | None = None, **kwargs
 ) -> None:
     """judgments.signals.grades_changed: rescore every run on the queries of the changed pairs (looked up
-    unless the sender gave them). After a big import (MANY_PAIRS or more), the whole pool: looking the
+    unless the sender gave them), then re-measure the leaderboard's stability where it is measured live.
+    After a big import (MANY_PAIRS or more), the whole pool: looking the
     queries up from a million pair ids took 1.7 s, and most queries have changed anyway (the recompute
     writes only rows that differ)."""
-    from . import services, tasks
+    from . import services, stability, tasks
 
     ids = list(pair_ids)
     if len(ids) >= MANY_PAIRS:
@@ -53,20 +54,28 @@ def on_grades_changed(
         with connection.cursor() as cursor:
             cursor.execute("SELECT DISTINCT query_id FROM judgments_pair WHERE id = ANY(%s)", [ids])
             query_ids = sorted(row[0] for row in cursor.fetchall())
+
+    def update() -> None:
+        services.rescore_queries(pool, query_ids)
+        stability.after_grades(pool)  # pools measured live: settled or not, after this grade
+
     _update_after_commit(
-        tasks.rescore_queries,
-        [pool.pk, query_ids],
-        lambda: services.rescore_queries(pool, query_ids),
-        small=len(query_ids) <= services.FEW_QUERIES,
+        tasks.rescore_queries, [pool.pk, query_ids], update, small=len(query_ids) <= services.FEW_QUERIES
     )
 
 
 def on_run_submitted(sender, run: Run, **kwargs) -> None:
-    """judgments.signals.run_submitted: score the new run on every graded query of its pool."""
-    from . import services, tasks
+    """judgments.signals.run_submitted: score the new run on every graded query of its pool, then
+    re-measure the leaderboard's stability where it is measured live."""
+    from . import services, stability, tasks
 
     pool_id = run.configuration.pool_id
-    _update_after_commit(tasks.score_run, [pool_id, run.pk], lambda: services.score_new_run(run))
+
+    def update() -> None:
+        services.score_new_run(run)
+        stability.after_grades(run.configuration.pool)  # a new run may unsettle the ordering
+
+    _update_after_commit(tasks.score_run, [pool_id, run.pk], update)
 
 
 def on_capture_failed(sender, job, **kwargs) -> None:

@@ -27,7 +27,7 @@ from django_tasks_db.models import DBTaskResult
 
 from judgments.models import Pool, Run
 
-from . import services
+from . import services, stability
 
 # First key of the session advisory lock a running task holds (second key: _lock_id of the task's id).
 _LOCK_KEY = 0x7A5C
@@ -92,7 +92,9 @@ def rescore_queries(context, pool_id: int, query_ids: list[int]) -> dict:
         pool = Pool.objects.filter(pk=pool_id).first()
         if pool is None:
             return {"pool": pool_id, "deleted": True}
-        return _summary(pool.name, services.rescore_queries(pool, query_ids))
+        summary = services.rescore_queries(pool, query_ids)
+        stability.after_grades(pool)
+        return _summary(pool.name, summary)
 
 
 # --- Status and lost workers ----------------------------------------------------------------------------

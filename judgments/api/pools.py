@@ -34,9 +34,10 @@ from .common import (
     too_large,
     truthy,
 )
+from .queue import GoldActions, QueueActions
 
 
-class PoolViewSet(viewsets.ReadOnlyModelViewSet):
+class PoolViewSet(QueueActions, GoldActions, viewsets.ReadOnlyModelViewSet):
     """Pools the user belongs to (admins: all), by name."""
 
     serializer_class = serializers.PoolSerializer

@@ -43,11 +43,16 @@ class PoolForm(forms.ModelForm):
             "queue_access",
             "share_rankings",
             "distractors_enabled",
+            "queue_strategy",
+            "queue_depth",
+            "stop_when_settled",
+            "gold_rate",
         )
         widgets = {
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 14, "class": "markdown-source"}),
             "queue_access": forms.RadioSelect,
+            "queue_strategy": forms.RadioSelect,
         }
         help_texts = {
             "name": "Letters, digits and - _ . without spaces; used in URLs, file names and commands. "
@@ -62,6 +67,16 @@ class PoolForm(forms.ModelForm):
             "distractors_enabled": "Adds the grade -1, Distractor (key d on the grading page): a document "
             "that looks relevant but misleads. Model judges' prompts describe it. UDCG counts it as harmful; "
             "NDCG and trec_eval count it as unjudged. It cannot be turned off while a grade uses it.",
+            "queue_strategy": "Depth-k pooling serves the pairs many configurations retrieve first. Adaptive "
+            "re-orders the queue after every grade toward the configurations that keep finding relevant "
+            "documents (a bandit over the runs, after Losada et al.). After changing it or k, rebuild the queue "
+            "(Judging queue page); grades are kept.",
+            "queue_depth": "The queue pools the top k documents of every configuration's current run (1-1000).",
+            "stop_when_settled": "The queue stops serving pairs while the leaderboard has settled (expected "
+            "Kendall tau >= 0.9 and judged@10 >= 0.8 for every configuration, shown on the leaderboard); "
+            "raters see that the pool is complete for now.",
+            "gold_rate": "Share of the pairs served to a rater that are gold pairs (known grades; mark them on "
+            "the gold page of the Judging queue, in the API or with import_judgments --gold), unannounced: 0 to 0.5.",
             "share_rankings": "Engineers see every team's rankings (which documents, in which order) on the "
             "query pages, run pages, downloads and API; otherwise only their own teams'. Scores are "
             "shared either way.",
@@ -71,6 +86,12 @@ class PoolForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             del self.fields["name"]
+        for name in (
+            "queue_strategy",
+            "queue_depth",
+            "gold_rate",
+        ):  # a form that leaves them out keeps the pool's
+            self.fields[name].required = False
         given = {e.get("grade"): e for e in self.instance.grade_scale or [] if isinstance(e, dict)}
         defaults = {e["grade"]: e for e in default_grade_scale()}
         defaults[DISTRACTOR] = {
@@ -103,6 +124,17 @@ class PoolForm(forms.ModelForm):
         return [
             (g.value, self[f"label_{g.value}"], self[f"description_{g.value}"]) for g in self.scale_grades()
         ]
+
+    def clean_queue_strategy(self) -> str:
+        return self.cleaned_data["queue_strategy"] or self.instance.queue_strategy
+
+    def clean_queue_depth(self) -> int:
+        depth = self.cleaned_data["queue_depth"]
+        return self.instance.queue_depth if depth is None else depth
+
+    def clean_gold_rate(self) -> float:
+        rate = self.cleaned_data["gold_rate"]
+        return self.instance.gold_rate if rate is None else rate
 
     def clean_distractors_enabled(self) -> bool:
         enabled = self.cleaned_data["distractors_enabled"]

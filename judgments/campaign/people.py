@@ -19,9 +19,9 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from judgments import access
+from judgments import access, raters
 from judgments.counts import count_of
-from judgments.models import Judgment, Pool
+from judgments.models import Judgment, Pool, RaterStatus
 
 from . import accounts
 from .forms import AddMemberForm, NewRaterForm
@@ -43,8 +43,10 @@ def _people_page(request: HttpRequest, pool: Pool, status: int = 200, **context)
         .prefetch_related("groups")
         .order_by("username")
     )
+    statuses = {s.rater_id: s for s in RaterStatus.objects.filter(pool=pool)}
     rows = [
         {
+            "status": statuses.get(member.pk),
             "user": member,
             "roles": accounts.roles(member),
             "may_link": accounts.may_get_link(request.user, member),
@@ -161,6 +163,33 @@ def member_active(request: HttpRequest, pool_name: str, user_id: int) -> HttpRes
         messages.success(
             request, f"{user.get_username()} is deactivated: they cannot log in; their judgments stay."
         )
+    return redirect("campaign:people", found.name)
+
+
+@admin_only
+@require_POST
+def member_standing(request: HttpRequest, pool_name: str, user_id: int) -> HttpResponse:
+    """Pause or resume a rater's grading in the pool, or leave their grades out of (or back in) the
+    combined grade (judgments.raters: recorded in its history; scores follow)."""
+    found = access.admin_pool_or_404(request, pool_name)
+    user = _member(found, user_id)
+    what, value = request.POST.get("what"), request.POST.get("value") == "1"
+    name = user.get_username()
+    if what == "paused":
+        raters.set_paused(found, user, value, request.user)
+        messages.success(
+            request, f"{name} is paused: no pair is served to them." if value else f"{name} may grade again."
+        )
+    elif what == "excluded":
+        n = raters.set_excluded(found, user, value, request.user)
+        messages.success(
+            request,
+            f"{name}'s {n} judgment(s) are left out of the combined grade; scores follow."
+            if value
+            else f"{name}'s {n} judgment(s) count again; scores follow.",
+        )
+    else:
+        messages.error(request, "Say what to change: paused or excluded.")
     return redirect("campaign:people", found.name)
 
 

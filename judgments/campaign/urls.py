@@ -26,6 +26,11 @@ urlpatterns = [
         people.member_active,
         name="member-active",
     ),
+    path(
+        "campaign/pools/<str:pool_name>/people/<int:user_id>/standing/",
+        people.member_standing,
+        name="member-standing",
+    ),
     path("campaign/teams/", views.teams, name="teams"),
     path("campaign/teams/<int:team_id>/", views.team_detail, name="team"),
     path("campaign/teams/<int:team_id>/members/", views.team_member_add, name="team-member-add"),

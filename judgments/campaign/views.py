@@ -61,13 +61,17 @@ def pool_new(request: HttpRequest) -> HttpResponse:
 @admin_only
 def pool_edit(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.admin_pool_or_404(request, pool_name)
+    before = (found.queue_strategy, found.queue_depth)  # validating the form changes `found`
     form = PoolForm(request.POST or None, instance=found)
     preview = None
     if request.method == "POST" and "preview" in request.POST:
         preview = render_markdown(request.POST.get("guidelines", ""))
     elif request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, f"The settings of {found.name} are saved.")
+        saved = form.save()
+        note = ""
+        if before != (saved.queue_strategy, saved.queue_depth) and saved.pairs.queued().exists():
+            note = " Rebuild the queue (Queue page) to order it by the new strategy and depth."
+        messages.success(request, f"The settings of {found.name} are saved.{note}")
         return redirect("campaign:pool-edit", found.name)
     if preview is None and request.method == "GET":
         preview = render_markdown(found.guidelines)

@@ -33,6 +33,8 @@ from .pairs import (
     JudgmentQuerySet,
     Pair,
     PairQuerySet,
+    RaterStatus,
+    RaterStatusChange,
     human_grade_count,
 )
 from .pools import (
@@ -44,6 +46,7 @@ from .pools import (
     GradeSource,
     Pool,
     QueueAccess,
+    QueueStrategy,
     Team,
     default_grade_scale,
     distractor_refused,
@@ -82,6 +85,9 @@ __all__ = [
     "Pool",
     "Query",
     "QueueAccess",
+    "QueueStrategy",
+    "RaterStatus",
+    "RaterStatusChange",
     "Ranking",
     "SampledQuery",
     "Run",

@@ -41,6 +41,9 @@ class Pair(models.Model):
         settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )  # pair_final_by_idx, partial
     final_at = models.DateTimeField(null=True, blank=True)
+    # Gold: an admin's known grade (judgments.gold). It is also the pair's final grade, so raters'
+    # answers on it stay out of the combined grade; the queue serves it unannounced at the pool's rate.
+    gold_grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
 
     objects = PairQuerySet.as_manager()
 
@@ -50,6 +53,10 @@ class Pair(models.Model):
             models.CheckConstraint(
                 condition=Q(final_grade__gte=DISTRACTOR, final_grade__lte=4),
                 name="pair_final_grade_between_minus_1_and_4",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_grade__isnull=True) | Q(final_grade=models.F("gold_grade")),
+                name="pair_gold_grade_is_its_final_grade",
             ),
         ]
         indexes = [
@@ -90,6 +97,10 @@ class Judgment(models.Model):
     cant_judge = models.BooleanField(default=False)
     cant_judge_reason = models.TextField(blank=True)
     note = models.TextField(blank=True)
+    # An admin left this rater's grades out of the pool's combined grade (judgments.raters): kept, not counted.
+    excluded = models.BooleanField(default=False, db_default=False)
+    # When the queue served the pair to this rater (its hold began); None for imports and older rows.
+    served_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -165,11 +176,52 @@ class AdjudicationRequest(models.Model):
         return f"adjudicate {self.pair_id}: {self.reason}"
 
 
+class RaterStatus(models.Model):
+    """An admin's hold on one rater of one pool (judgments.raters): paused (served no pair, may not add a
+    grade) and excluded (their grades stay stored but out of the combined grade). No row: neither."""
+
+    pool = models.ForeignKey(Pool, models.CASCADE, related_name="rater_statuses", db_index=False)  # unique
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="+")
+    paused = models.BooleanField(default=False)
+    excluded = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "rater"], name="one_status_per_pool_rater")]
+
+    def __str__(self) -> str:
+        return f"{self.rater_id} in {self.pool_id}: paused {self.paused}, excluded {self.excluded}"
+
+
+class RaterStatusChange(models.Model):
+    """The history of RaterStatus: who paused, resumed, excluded or included a rater, and when."""
+
+    class Action(models.TextChoices):
+        PAUSED = "paused"
+        RESUMED = "resumed"
+        EXCLUDED = "excluded"
+        INCLUDED = "included"
+
+    pool = models.ForeignKey(Pool, models.CASCADE, related_name="+")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="+")
+    action = models.CharField(max_length=10, choices=Action)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+    judgments = models.IntegerField(default=0, help_text="judgments whose counting changed")
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.rater_id} in {self.pool_id}"
+
+
 def human_grade_count():
     """How many people graded the outer pair (can't judge and model judges not counted; 0 for none): an
     annotation of Pair querysets, for the queue's open pairs and the human sample's progress."""
     counts = (
-        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False)
+        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False, excluded=False)
         .by_humans()
         .values("pair")
         .annotate(n=Count("pk"))

@@ -67,6 +67,13 @@ class GradeSource(models.TextChoices):
         return "" if self == GradeSource.HUMANS else f".{self.value}"
 
 
+class QueueStrategy(models.TextChoices):
+    """How the judging queue orders a pool's pairs (judgments.rating.queue, judgments.rating.adaptive)."""
+
+    DEPTH = "depth", "Depth-k pooling: pairs retrieved by more configurations first"
+    ADAPTIVE = "adaptive", "Adaptive: configurations that keep finding relevant documents first"
+
+
 class Pool(models.Model):
     """One shared evaluation campaign: its queries, documents, raters and the configurations scored on it."""
 
@@ -102,6 +109,31 @@ class Pool(models.Model):
         "misleads. UDCG counts it as harmful; NDCG and trec_eval count it as unjudged. Cannot be turned "
         "off while a judgment or final grade uses it.",
     )
+    queue_strategy = models.CharField(
+        max_length=10,
+        choices=QueueStrategy,
+        default=QueueStrategy.DEPTH,
+        help_text="Depth-k pooling, or adaptive: re-ordered as every grade arrives toward the configurations "
+        "that keep finding relevant documents.",
+    )
+    queue_depth = models.PositiveSmallIntegerField(
+        default=10,
+        validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="The queue pools the top k documents of every configuration's current run (1-1000).",
+    )
+    stop_when_settled = models.BooleanField(
+        default=False,
+        help_text="The queue stops serving pairs once the leaderboard has settled (expected Kendall tau "
+        ">= 0.9 and judged@10 >= 0.8 for every configuration); raters see that the pool is complete for now.",
+    )
+    gold_rate = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Share of the pairs served to a rater that are gold pairs (known grades), unannounced: "
+        "0 to 0.5. Their answers measure the rater and stay out of the combined grade.",
+    )
+    # Written by scoring (the stability of the leaderboard) after every grade: set while it is settled.
+    settled_at = models.DateTimeField(null=True, blank=True, editable=False)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="pools", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     archived_at = models.DateTimeField(
@@ -115,10 +147,24 @@ class Pool(models.Model):
             models.CheckConstraint(
                 condition=Q(name__regex=NO_WHITESPACE_SQL), name="pool_name_no_whitespace"
             ),
+            models.CheckConstraint(
+                condition=Q(queue_depth__gte=1, queue_depth__lte=1000), name="pool_queue_depth_1_to_1000"
+            ),
+            models.CheckConstraint(
+                condition=Q(queue_strategy__in=QueueStrategy.values), name="pool_queue_strategy_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="pool_gold_rate_0_to_half"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def queue_stopped(self) -> bool:
+        """The pool stops serving pairs: it is set to stop when settled and it has settled."""
+        return self.stop_when_settled and self.settled_at is not None
 
     def grade_label(self, grade: int) -> str:
         for entry in self.grade_scale:

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from judgments.models import DISTRACTOR, Pool, Query, SearchConfiguration
+from judgments.models import DISTRACTOR, Pool, Query, QueueStrategy, SearchConfiguration
 from judgments.models import GRADE_CHOICES as GRADES
 
 from .queue import DEFAULT_DEPTH, MAX_DEPTH
@@ -60,6 +60,13 @@ class MyJudgmentsFilter(forms.Form):
 
 class BuildQueueForm(forms.Form):
     k = forms.IntegerField(label="Depth k", min_value=1, max_value=MAX_DEPTH, initial=DEFAULT_DEPTH)
+    strategy = forms.ChoiceField(
+        label="Order",
+        choices=QueueStrategy.choices,
+        initial=QueueStrategy.DEPTH,
+        widget=forms.RadioSelect,
+        required=False,  # the pool's
+    )
 
 
 class ConfigurationTopKForm(forms.Form):

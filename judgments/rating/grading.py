@@ -9,6 +9,16 @@ asked again.
 Order: raters work query by query so the information need stays in mind. They finish the query of their
 latest judgment first; otherwise the query holding the highest-priority open pair comes next. Within a
 query the order is a per-rater deterministic shuffle (md5 of rater and pair id), so it reveals no rank.
+In an `adaptive` pool (see `adaptive`) the priorities are probabilities of relevance re-decided after
+every grade: a rater stays on their query while its best open pair is worth at least `STAY` of the best
+open pair of the pool (else moves to that pair's query), and within a query pairs are served by tiers of
+`TIER` (a tenth of probability), shuffled per rater within a tier, so the order reveals no rank either.
+A pool set to stop when settled (`Pool.queue_stopped`) serves nothing while its leaderboard is settled.
+
+Gold pairs (judgments.gold): when a rater asks for a new pair, with probability `Pool.gold_rate` they are
+served a gold pair they have not answered (if one is free), held like any other. A gold pair has a final
+grade, so it is never open in the queue's sense; `save_grade` lets its holder (and anyone who answered
+it) grade it whatever its grade count, and the answer stays out of the combined grade.
 A rater holds one pair at a time for `HOLD` (refreshed whenever it is served again); the row is claimed
 with `SELECT ... FOR UPDATE SKIP LOCKED`, so two raters asking at once never get the same pair.
 
@@ -23,18 +33,22 @@ Progress (`progress`, `rater_progress`, `pool_progress`): a rater's judgments an
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 from django.utils import timezone
 
-from judgments import services
-from judgments.models import Judgment, Pair, Pool
+from judgments import raters, services
+from judgments.models import Judgment, Pair, Pool, QueueStrategy
 
+from . import adaptive
 from .queue import QueueError
 
 HOLD = timedelta(minutes=5)
+TIER = adaptive.SCALE // 10  # adaptive pools serve a query's pairs by tiers of this many priority points
+STAY = 0.5  # adaptive pools: stay on the query while its best open pair is worth this share of the pool's
 
 
 # --- Serving the queue -------------------------------------------------------------------------------
@@ -54,7 +68,7 @@ _OPEN_SQL = f"""
     AND {_HAS_CONTENT}
     AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
     AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
-    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge
+    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge AND NOT g.excluded
          AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = g.rater_id)) < %(wanted)s
     AND NOT (p.id = ANY(%(skip)s::bigint[]))
 """
@@ -71,7 +85,7 @@ _OPEN_SQL = f"""
 # 250,000-pair one).
 _QUEUED_GRADES = """
     CROSS JOIN LATERAL (
-        SELECT count(*) FILTER (WHERE NOT j.cant_judge AND mj.user_id IS NULL) AS n,
+        SELECT count(*) FILTER (WHERE NOT j.cant_judge AND NOT j.excluded AND mj.user_id IS NULL) AS n,
                COALESCE(bool_or(j.rater_id = %(rater)s), false) AS mine
         FROM judgments_judgment j LEFT JOIN judgments_modeljudge mj ON mj.user_id = j.rater_id
         WHERE j.pair_id = p.id
@@ -97,6 +111,10 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
     `skip`: pair ids the rater skipped in this session, not served again.
     """
     now = now or timezone.now()
+    if pool.queue_stopped or raters.is_paused(pool, rater):
+        release_holds(rater, pool)
+        return None
+    tiers = pool.queue_strategy == QueueStrategy.ADAPTIVE
     params = {
         "pool": pool.pk,
         "rater": rater.pk,
@@ -104,6 +122,7 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
         "wanted": pool.raters_per_pair,
         "skip": sorted({int(s) for s in skip}),
         "seed": f"{rater.pk}:",
+        "tier": TIER if tiers else adaptive.SCALE * 1000,  # depth: one tier, the plain shuffle
     }
     chosen = None
     services.commit_without_waiting()  # holds are worth no disk wait: lost in a crash, a rater asks again
@@ -120,6 +139,14 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
         row = cursor.fetchone()
         if row and _open_for(cursor, params, row[0]):
             chosen = row[0]
+        elif (held_gold := _held_gold(cursor, params)) is not None:
+            chosen = held_gold
+        elif (
+            pool.gold_rate > 0 and random.random() < pool.gold_rate and (gold := _claim_gold(cursor, params))
+        ):
+            chosen = gold
+        elif tiers:
+            chosen = _claim_adaptive(cursor, params)
         else:
             chosen = _claim(cursor, params)
     with (
@@ -183,6 +210,90 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
     return None
 
 
+_GOLD_SQL = """
+    p.pool_id = %(pool)s AND p.gold_grade IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM judgments_document e WHERE e.pool_id = p.pool_id AND e.id = p.document_id
+                    AND e.title = '' AND e.body = '')
+    AND NOT (p.id = ANY(%(skip)s::bigint[]))
+"""
+
+
+def _held_gold(cursor, params: dict) -> int | None:
+    """A gold pair the rater holds (served earlier, not answered yet): served again, as any held pair."""
+    cursor.execute(
+        f"""
+        SELECT p.id FROM judgments_pair p
+        WHERE {_GOLD_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s
+        LIMIT 1 FOR UPDATE OF p
+        """,
+        params,
+    )
+    row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _claim_gold(cursor, params: dict) -> int | None:
+    """Lock a random gold pair the rater has not answered and nobody else holds now."""
+    cursor.execute(
+        f"""
+        SELECT p.id FROM judgments_pair p
+        WHERE {_GOLD_SQL} AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+        ORDER BY random() LIMIT 1
+        FOR UPDATE OF p SKIP LOCKED
+        """,
+        params,
+    )
+    row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _claim_adaptive(cursor, params: dict, attempts: int = 25) -> int | None:
+    """Adaptive pools: stay on the rater's query while its best open pair is worth STAY of the pool's
+    best open pair; otherwise lock a pair of the query holding the best one."""
+    params = {**params, "tried": []}
+    for _ in range(attempts):
+        cursor.execute(
+            f"""
+            SELECT p.query_id, p.priority
+            FROM judgments_pair p {_QUEUED_GRADES}
+            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
+              AND {_HAS_CONTENT}
+              AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+              AND NOT g.mine AND g.n < %(wanted)s
+              AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
+            ORDER BY p.priority DESC, p.query_id
+            LIMIT 1
+            """,
+            params,
+        )
+        best = cursor.fetchone()
+        if best is None:
+            return None
+        query_id = best[0]
+        cursor.execute(
+            """
+            SELECT p.query_id FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+            WHERE j.rater_id = %(rater)s AND p.pool_id = %(pool)s ORDER BY j.id DESC LIMIT 1
+            """,
+            params,
+        )
+        row = cursor.fetchone()
+        if row is not None and row[0] != query_id and row[0] not in params["tried"]:
+            cursor.execute(
+                f"SELECT max(p.priority) FROM judgments_pair p WHERE {_OPEN_SQL} AND p.query_id = %(query)s",
+                {**params, "query": row[0]},
+            )
+            mine = cursor.fetchone()[0]
+            if mine is not None and mine >= STAY * best[1]:
+                query_id = row[0]
+        pair_id = _claim_in_query(cursor, params, query_id)
+        if pair_id is not None:
+            return pair_id
+        params["tried"].append(query_id)
+    return None
+
+
 def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
     """Lock the first open pair of the query in the rater's shuffled order, skipping rows that other
     transactions are claiming right now (SKIP LOCKED: no waiting)."""
@@ -192,7 +303,7 @@ def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
             f"""
             SELECT p.id FROM judgments_pair p
             WHERE {_OPEN_SQL} AND p.query_id = %(query)s
-            ORDER BY md5(%(seed)s || p.id::text), p.id
+            ORDER BY p.priority / %(tier)s DESC, md5(%(seed)s || p.id::text), p.id
             LIMIT 1
             FOR UPDATE OF p SKIP LOCKED
             """,
@@ -210,6 +321,11 @@ def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
 def release_hold(pair: Pair, rater) -> None:
     """Give a held pair back to the queue (the rater skipped it)."""
     Pair.objects.filter(pk=pair.pk, held_by=rater).update(held_by=None, held_until=None)
+
+
+def release_holds(rater, pool: Pool) -> None:
+    """Give back every pair the rater holds in the pool (the pool stopped serving)."""
+    Pair.objects.filter(pool=pool, held_by=rater).update(held_by=None, held_until=None)
 
 
 def may_view(pair: Pair, rater, now: datetime | None = None) -> bool:
@@ -246,7 +362,7 @@ def save_grade(
         cursor.execute(
             """
             SELECT count(*) FILTER (
-                       WHERE NOT j.cant_judge
+                       WHERE NOT j.cant_judge AND NOT j.excluded
                        AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)),
                    bool_or(j.rater_id = %(rater)s),
                    bool_or(j.rater_id = %(rater)s AND j.cant_judge)
@@ -256,7 +372,12 @@ def save_grade(
         )
         n_grades, judged, judged_cant = cursor.fetchone()
     adds_a_grade = not cant_judge and (not judged or judged_cant)
-    if not judged or adds_a_grade:
+    if adds_a_grade and raters.is_paused(locked.pool, rater):
+        raise QueueError("An admin has paused your grading in this pool; nothing was saved.")
+    holds_it = locked.held_by_id == rater.pk and locked.held_until is not None and locked.held_until > now
+    if locked.gold_grade is not None and not (judged or holds_it):
+        raise QueueError("This pair is not in the judging queue.")  # never says "gold"
+    if locked.gold_grade is None and (not judged or adds_a_grade):
         held_by_other = (
             locked.held_by_id not in (None, rater.pk)
             and locked.held_until is not None
@@ -273,9 +394,15 @@ def save_grade(
                 "Your hold on this pair expired (or you never held it) and another rater is grading it; "
                 "nothing was saved."
             )
-    return services.record_judgment(
-        locked, rater, grade=grade, cant_judge=cant_judge, reason=reason, note=note
+    served_at = None
+    if locked.held_by_id == rater.pk and locked.held_until is not None:
+        served_at = locked.held_until - HOLD  # the hold began when the pair was (last) served
+    judgment = services.record_judgment(
+        locked, rater, grade=grade, cant_judge=cant_judge, reason=reason, note=note, served_at=served_at
     )
+    if locked.pool.queue_strategy == QueueStrategy.ADAPTIVE and locked.queued_at is not None:
+        adaptive.refresh_query(locked.pool, locked.query_id)  # re-decide the query with this grade
+    return judgment
 
 
 # --- Progress ----------------------------------------------------------------------------------------

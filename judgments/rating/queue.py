@@ -1,10 +1,13 @@
 """The judging queue: which pairs raters are asked to grade, and in which order of priority.
 
 Building the queue (admins, and the scoring/comparison pages):
-- `build_queue(pool, k)`: depth-k pooling over every configuration's current run. The union of their
-  top-k documents is queued; a pair ranked in the top k by more configurations comes first, ties broken by
-  the better best rank: priority = 10,000 x configurations + (10,000 - best rank), so k is at most 1,000.
-  Rebuilding recomputes the priority of every pooled pair.
+- `build_queue(pool, k, strategy)`: depth-k pooling over every configuration's current run. The union of
+  their top-k documents is queued. Strategy `depth` (the default): a pair ranked in the top k by more
+  configurations comes first, ties broken by the better best rank: priority = 10,000 x configurations +
+  (10,000 - best rank), so k is at most 1,000. Strategy `adaptive` (`adaptive`): the priority is the
+  pair's probability of relevance from a bandit over the runs, re-decided as every grade arrives.
+  Rebuilding recomputes the priority of every pooled pair and stores the strategy and k on the pool;
+  grades are never touched (a complete pair stays out of the queue).
 - `queue_unjudged_top_k(configuration, k)`: queue exactly the pairs of that configuration's current run
   top k that are still short of grades ("send the unjudged top-k of this configuration to the raters").
 - `add_pairs(pool, [(qid, docid)])` and `add_pairs_from_file(pool, data)` (TSV `qid<TAB>docid`): by hand.
@@ -40,12 +43,13 @@ from judgments.models import (
     Pair,
     Pool,
     Query,
+    QueueStrategy,
     Run,
     SearchConfiguration,
     human_grade_count,
 )
 
-from . import planner
+from . import adaptive, planner
 
 DEFAULT_DEPTH = 10
 MAX_DEPTH = 1000
@@ -93,6 +97,15 @@ def _check_depth(k: int) -> int:
     return k
 
 
+def check_strategy(strategy: str) -> str:
+    """The strategy's name, or QueueError naming the known ones."""
+    if strategy not in QueueStrategy.values:
+        raise QueueError(
+            f"Unknown queue strategy {strategy!r}: use one of {', '.join(QueueStrategy.values)}."
+        )
+    return strategy
+
+
 # --- Building the queue ------------------------------------------------------------------------------
 
 
@@ -134,7 +147,7 @@ def _queue(
             state AS (
                 SELECT p.id, w.priority, p.queued_at IS NOT NULL AS was_queued,
                        (p.final_grade IS NOT NULL OR (
-                           SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                           SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge AND NOT j.excluded
                              AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                        ) >= %(wanted)s) AS complete,
                        (d.title = '' AND d.body = '') AS no_content
@@ -178,11 +191,20 @@ def _pooled_priorities(pool: Pool, run_ids: list[int], k: int) -> dict[int, int]
 
 
 @transaction.atomic
-def build_queue(pool: Pool, k: int = DEFAULT_DEPTH) -> QueueResult:
-    """Depth-k pooling: queue the union of the top-k documents of every configuration's current run."""
-    _check_depth(k)
+def build_queue(pool: Pool, k: int | None = None, strategy: str | None = None) -> QueueResult:
+    """Depth-k pooling: queue the union of the top-k documents of every configuration's current run,
+    ordered by `strategy` (default: the pool's; k likewise). Both are checked before anything is written
+    and are stored on the pool. Grades are never touched."""
+    k = _check_depth(pool.queue_depth if k is None else k)
+    strategy = check_strategy(pool.queue_strategy if strategy is None else strategy)
     run_ids = list(Run.objects.filter(configuration__pool=pool).current().values_list("pk", flat=True))
-    return _queue(pool, _pooled_priorities(pool, run_ids, k), keep_higher=False)
+    if (pool.queue_strategy, pool.queue_depth) != (strategy, k):
+        pool.queue_strategy, pool.queue_depth = strategy, k
+        pool.save(update_fields=["queue_strategy", "queue_depth"])
+    priorities = _pooled_priorities(pool, run_ids, k)
+    if strategy == QueueStrategy.ADAPTIVE:
+        priorities = {**dict.fromkeys(priorities, 0), **adaptive.pool_priorities(pool, k)}
+    return _queue(pool, priorities, keep_higher=False)
 
 
 @transaction.atomic
@@ -198,7 +220,12 @@ def queue_unjudged_top_k(configuration: SearchConfiguration, k: int = DEFAULT_DE
     run = Run.objects.filter(configuration=configuration).current().first()
     if run is None:
         raise QueueError(f"Configuration {configuration.name} has no run yet.")
-    return _queue(configuration.pool, _pooled_priorities(configuration.pool, [run.pk], k), keep_higher=True)
+    pool = configuration.pool
+    priorities = _pooled_priorities(pool, [run.pk], k)
+    if pool.queue_strategy == QueueStrategy.ADAPTIVE:  # the adaptive scale, not depth's
+        estimated = adaptive.pool_priorities(pool, max(k, pool.queue_depth))
+        priorities = {pk: estimated.get(pk, 0) for pk in priorities}
+    return _queue(pool, priorities, keep_higher=True)
 
 
 def top_k_coverage(pool: Pool, k: int = DEFAULT_DEPTH) -> list[dict]:
@@ -221,7 +248,7 @@ def top_k_coverage(pool: Pool, k: int = DEFAULT_DEPTH) -> list[dict]:
                 state AS (
                     SELECT c.query_id, c.doc_id, p.queued_at IS NOT NULL AS queued,
                            COALESCE(p.final_grade IS NOT NULL OR (
-                               SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge
+                               SELECT count(*) FROM judgments_judgment j WHERE j.pair_id = p.id AND NOT j.cant_judge AND NOT j.excluded
                                  AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)
                            ) >= %(wanted)s, false) AS complete
                     FROM (SELECT DISTINCT query_id, doc_id FROM top) c

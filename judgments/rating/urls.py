@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import gold_views, quality, views
 
 app_name = "rating"
 
@@ -18,6 +18,8 @@ urlpatterns = [
     path("pools/<str:pool_name>/queue/upload/", views.queue_upload, name="queue-upload"),
     path("pools/<str:pool_name>/queue/missing-content/", views.missing_content, name="missing-content"),
     path("pools/<str:pool_name>/agreement/", views.agreement, name="agreement"),
+    path("pools/<str:pool_name>/gold/", gold_views.gold_pairs, name="gold"),
+    path("pools/<str:pool_name>/rater-quality/", quality.rater_quality_fragment, name="rater-quality"),
     path("pools/<str:pool_name>/disagreements/", views.disagreements, name="disagreements"),
     path("pools/<str:pool_name>/disagreements/<int:pair_id>/final/", views.final_grade, name="final-grade"),
 ]

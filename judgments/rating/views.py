@@ -320,7 +320,8 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
         "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),
         "cant_judge": Judgment.objects.in_pool(pool).filter(cant_judge=True).count(),
         "coverage": queue.top_k_coverage(pool, k),
-        "build_form": forms.get("build_form") or BuildQueueForm(),
+        "build_form": forms.get("build_form")
+        or BuildQueueForm(initial={"k": pool.queue_depth, "strategy": pool.queue_strategy}),
         "configuration_form": forms.get("configuration_form")
         or ConfigurationTopKForm(pool=pool, initial={"k": k}),
         "add_form": forms.get("add_form") or AddPairForm(),
@@ -344,9 +345,11 @@ def queue_build(request: HttpRequest, pool_name: str) -> HttpResponse:
     form = BuildQueueForm(request.POST)
     if not form.is_valid():
         return _queue_page(request, found, status=400, build_form=form)
-    result = queue.build_queue(found, form.cleaned_data["k"])
+    result = queue.build_queue(found, form.cleaned_data["k"], form.cleaned_data["strategy"] or None)
     messages.success(
-        request, f"Pooled the top {form.cleaned_data['k']} of every current run. {result.message()}"
+        request,
+        f"Pooled the top {form.cleaned_data['k']} of every current run, ordered by "
+        f"{found.queue_strategy}. {result.message()}",
     )
     return redirect("rating:queue", found.name)
 

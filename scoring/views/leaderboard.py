@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from judgments import access
 
-from .. import comparison, tasks
+from .. import comparison, stability, tasks
 from ..comparison import metric_label
 from ..measure_sets import measure_set
 from ..metrics import UDCG_GAMMA
@@ -91,6 +91,7 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
+            "stability": stability.measure(found) if rows else None,
             "notes": evidence.leaderboard_notes(found),
         },
     )

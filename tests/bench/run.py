@@ -19,6 +19,7 @@ BENCHMARKS = (
     "bench_capture",
     "bench_grading",
     "bench_upload",
+    "bench_adaptive",
     "bench_pages",
     "bench_gate",
 )

@@ -76,7 +76,7 @@ def combined_grades_sql(pool: Pool, *, ordered: bool = True) -> tuple[str, list]
         FROM (
             SELECT p.id, p.query_id, p.document_id, {grade} AS grade
             FROM judgments_pair p
-            LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge
+            LEFT JOIN judgments_judgment j ON j.pair_id = p.id AND NOT j.cant_judge AND NOT j.excluded
             WHERE p.pool_id = %s
             GROUP BY p.id
             HAVING p.final_grade IS NOT NULL OR {graded}

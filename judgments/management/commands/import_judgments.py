@@ -16,7 +16,12 @@ class Command(ExchangeCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--pool", required=True, help="pool name (created if missing)")
-        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--format", choices=FORMATS, help="required unless --gold")
+        parser.add_argument(
+            "--gold",
+            action="store_true",
+            help="mark pairs of the pool gold with their known grade: lines 'qid docid grade' or TREC qrels",
+        )
         parser.add_argument(
             "--rater",
             help="csv only: username the ratings belong to (default: non-login account ratings:<file>)",
@@ -34,7 +39,11 @@ class Command(ExchangeCommand):
             user.save()
         return user
 
-    def handle(self, *args, pool, format, rater, actor, file, **options):
+    def handle(self, *args, pool, format, rater, actor, file, gold, **options):
+        if gold:
+            return self._gold(pool, file, actor)
+        if format is None:
+            raise CommandError("--format is required (csv, rater-csv, jsonl or rre), unless --gold.")
         if rater and format not in ("csv", "rre"):
             raise CommandError(
                 "--rater is for --format csv and rre; the other formats name their raters in the file: leave --rater out."
@@ -62,3 +71,16 @@ class Command(ExchangeCommand):
         if created:
             self.stderr.write(f"Created pool {found.name}")
         self.stdout.write(str(summary))
+
+    def _gold(self, pool, file, actor):
+        from judgments import gold
+        from judgments.exchange.cli import get_pool
+
+        found = get_pool(pool)
+        admin = get_user(actor, "--actor") if actor else None
+        lines, _ = input_lines(self, file, desc="gold")
+        try:
+            marked = gold.mark_gold(found, gold.parse_gold_lines(lines), admin)
+        except gold.GoldError as exc:
+            raise CommandError("\n".join(exc.problems[:20])) from None
+        self.stdout.write(f"Marked {marked} pair(s) of pool {found.name} gold.")

@@ -1,0 +1,177 @@
+"""Has the leaderboard settled? The service between the stored scores and `settling`'s numpy.
+
+`measure(pool, measure, flavour)` reads the current runs' stored per-query scores into a (configurations,
+queries) matrix over every query some current run ranks (a query nobody graded scores 0, as on the
+leaderboard), and returns a `Stability`:
+- expected_tau: the bootstrap over queries of `settling.expected_tau`;
+- judged@10 of each configuration: the share of its top 10 that is graded, over the queries it ranks;
+- grades since the ordering last changed (the ordering and the grade count are kept in `PoolStability`).
+
+The pool is **settled** when expected_tau >= 0.9, every configuration's judged@10 >= 0.8, and the ordering
+has not changed over the last `STAY_GRADES` grades (the tau "stays"). `update(pool)` measures and stores
+it, and sets or clears `Pool.settled_at`, which the judging queue reads when the pool is set to stop when
+settled. The receivers call it after every grade for such pools (and for pools small enough to measure at
+every grade, `LIVE_CELLS`); the leaderboard and `manage.py stability` measure on demand.
+How the rule was validated is in docs/campaigns.md (tests/bench/bench_adaptive.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from judgments.models import Judgment, Pool, Ranking, Run
+
+from . import settling
+from .exports import TREC_EVAL_NAMES
+from .flavours import DEFAULT_FLAVOUR, FLAVOURS
+from .measures import names
+from .models import MEAN_FIELDS, PoolStability, QueryScore
+
+DEFAULT_MEASURE = "ndcg@10"
+STAY_GRADES = 20  # the ordering unchanged over this many grades: "stays"
+LIVE_CELLS = 20_000  # pools with at most this many (run, query) cells are measured after every grade
+
+
+class StabilityError(ValueError):
+    """A measure or flavour name that does not exist."""
+
+
+# ir_measures families (scoring.measures.names) whose default form is a stored metric, by our name.
+_IR_MEASURES = {"nDCG": "ndcg", "P": "p", "R": "recall", "RR": "mrr", "AP": "ap"}
+
+
+def measure_name(name: str) -> str:
+    """The stored metric a name means: the export's names (ndcg@10, any case), trec_eval's (ndcg_cut_10),
+    or ir_measures syntax for the same metrics (nDCG@10, P@10, R@100, RR, AP: default parameters)."""
+    lowered = name.strip().lower()
+    if lowered in MEAN_FIELDS:
+        return lowered
+    by_trec = {trec.lower(): ours for ours, trec in TREC_EVAL_NAMES.items()}
+    if lowered in by_trec:
+        return by_trec[lowered]
+    try:
+        parsed = names.parse(name)
+    except names.MeasureError as exc:
+        raise StabilityError(f"--measure: {exc}") from None
+    ours = _IR_MEASURES.get(parsed.family)
+    if ours is not None and not parsed.params:
+        stored = ours if parsed.cutoff is None else f"{ours}@{parsed.cutoff}"
+        if stored in MEAN_FIELDS:
+            return stored
+    raise StabilityError(
+        f"Measure {name!r} is not among the stored scores the leaderboard orders by: use one of "
+        f"{', '.join(MEAN_FIELDS)} (or trec_eval's or ir_measures' names for them)."
+    )
+
+
+@dataclass
+class Stability:
+    measure: str
+    flavour: str
+    expected_tau: float
+    judged: dict[str, float]  # configuration name -> judged@10
+    ordering: list[str]  # configuration names, best first
+    grades: int
+    grades_since_change: int
+    queries: int
+    settled: bool
+    problems: list[str] = field(default_factory=list)  # why it is not settled
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "expected_tau": round(self.expected_tau, 4)}
+
+
+def _matrix(pool: Pool, metric: str, flavour: str):
+    runs = list(Run.objects.filter(configuration__pool=pool).current().select_related("configuration"))
+    runs.sort(key=lambda r: r.configuration.name)
+    run_index = {run.pk: i for i, run in enumerate(runs)}
+    queries = sorted(set(Ranking.objects.filter(run__in=runs).values_list("query_id", flat=True).distinct()))
+    query_index = {q: j for j, q in enumerate(queries)}
+    scores = np.zeros((len(runs), len(queries)))
+    judged_sum = np.zeros(len(runs))
+    column = MEAN_FIELDS[metric]
+    rows = QueryScore.objects.filter(run__in=runs, flavor=flavour).values_list(
+        "run_id", "query_id", column, "judged_10", "has_ranking"
+    )
+    for run_id, query_id, value, judged, has_ranking in rows:
+        if query_id in query_index:
+            scores[run_index[run_id], query_index[query_id]] = value
+        if has_ranking:
+            judged_sum[run_index[run_id]] += judged
+    ranked = dict(Ranking.objects.filter(run__in=runs).values_list("run_id").annotate(n=Count("id")))
+    judged = {
+        run.configuration.name: float(judged_sum[i] / ranked[run.pk]) if ranked.get(run.pk) else 0.0
+        for i, run in enumerate(runs)
+    }
+    return runs, scores, judged
+
+
+def measure(pool: Pool, metric: str = DEFAULT_MEASURE, flavour: str = DEFAULT_FLAVOUR) -> Stability:
+    """Measure the pool's stability now. In the default measure and flavour (nDCG@10, exp), which decide
+    whether the pool has settled, store it (ordering, grade count at its last change, settled)."""
+    metric = measure_name(metric)
+    if flavour not in FLAVOURS:
+        raise StabilityError(f"Unknown flavour {flavour!r}: use one of {', '.join(FLAVOURS)}.")
+    runs, scores, judged = _matrix(pool, metric, flavour)
+    tau = settling.expected_tau(scores) if scores.size else 0.0
+    names = [run.configuration.name for run in runs]
+    order = settling.ordering(scores.mean(axis=1) if scores.size else [0.0] * len(runs), names)
+    ids = {run.configuration.name: run.configuration_id for run in runs}
+    order_ids = [ids[name] for name in order]
+    grades = Judgment.objects.filter(pair__pool=pool, cant_judge=False).count()
+    with transaction.atomic():
+        stored = PoolStability.objects.select_for_update().filter(pool=pool).first()
+        changed = stored is None or stored.ordering != order_ids
+        at_change = grades if changed else min(stored.grades_at_change, grades)
+        since = grades - at_change
+        problems = []
+        if tau < settling.SETTLED_TAU:
+            problems.append(f"expected tau {tau:.3f} < {settling.SETTLED_TAU}")
+        low = sorted(name for name, value in judged.items() if value < settling.SETTLED_JUDGED)
+        if low or not judged:
+            problems.append(
+                f"judged@10 < {settling.SETTLED_JUDGED} for {', '.join(low) or 'no configuration'}"
+            )
+        if since < STAY_GRADES:
+            problems.append(f"ordering changed {since} grade(s) ago (< {STAY_GRADES})")
+        settled = not problems and settling.is_settled(tau, list(judged.values()))
+        if (metric, flavour) != (DEFAULT_MEASURE, DEFAULT_FLAVOUR):  # an aside: the pool's state stays
+            return Stability(
+                metric, flavour, tau, judged, order, grades, since, scores.shape[1], settled, problems
+            )
+        PoolStability.objects.update_or_create(
+            pool=pool,
+            defaults={
+                "measure": metric,
+                "ordering": order_ids,
+                "grades": grades,
+                "grades_at_change": at_change,
+                "expected_tau": tau,
+                "judged": {str(ids[n]): v for n, v in judged.items()},
+                "settled": settled,
+            },
+        )
+        if settled != (pool.settled_at is not None):
+            pool.settled_at = timezone.now() if settled else None
+            Pool.objects.filter(pk=pool.pk).update(settled_at=pool.settled_at)
+    return Stability(metric, flavour, tau, judged, order, grades, since, scores.shape[1], settled, problems)
+
+
+def measured_live(pool: Pool) -> bool:
+    """Is the pool measured after every grade? When it stops when settled, or is small enough."""
+    if pool.stop_when_settled:
+        return True
+    runs = Run.objects.filter(configuration__pool=pool).current().count()
+    return runs * pool.queries.count() <= LIVE_CELLS
+
+
+def after_grades(pool: Pool) -> None:
+    """After the scores of changed grades are stored: re-measure when the pool is measured live."""
+    pool.refresh_from_db(fields=["stop_when_settled", "settled_at"])
+    if measured_live(pool):
+        measure(pool)
