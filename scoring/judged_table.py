@@ -5,6 +5,8 @@ to keep each module readable; `metrics` is the interface and documents the conve
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .flavours import CUTOFFS, FLAVOURS, RELEVANCE_LEVEL, Flavour
@@ -285,3 +287,23 @@ class PreparedQrels:
         grades = np.empty(keys.shape)
         grades[order] = hay_grades[pos] * sfound  # grades are finite: 0 where not found
         return grades.reshape(shape), found.reshape(shape)
+
+
+# Target number of (row, position) cells handled at once; bounds the memory of
+# the (chunk, depth) temporaries (a few MiB each).
+CHUNK_CELLS = 1 << 20
+
+
+def in_chunks(n: int, depth: int, score_chunk, workers: int = 1, chunk_cells: int = CHUNK_CELLS) -> None:
+    """Call `score_chunk(start, end)` over rows 0..n in chunks of about `chunk_cells` cells; with
+    `workers` > 1, on threads: chunks write disjoint rows of the outputs, and numpy releases the GIL in
+    the heavy operations (sort, searchsorted, einsum, cumsum), so threads share the work."""
+    step = max(1, chunk_cells // max(depth, 1))
+    chunks = [(s, min(n, s + step)) for s in range(0, n, step)]
+    if workers > 1 and len(chunks) > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for done in [pool.submit(score_chunk, s, e) for s, e in chunks]:
+                done.result()
+    else:
+        for s, e in chunks:
+            score_chunk(s, e)

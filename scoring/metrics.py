@@ -51,7 +51,6 @@ caller's business.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -69,11 +68,13 @@ from .flavours import (  # noqa: F401 - re-exported: metrics.FLAVOURS etc. are t
     Flavour,
 )
 from .judged_table import (  # noqa: F401
+    CHUNK_CELLS,
     PreparedQrels,
     as_int_array,
     cutoff_matrix,
     discount_vector,
     gain_vector,
+    in_chunks,
     resolve_flavour,
     top_k_product,
 )
@@ -97,9 +98,7 @@ __all__ = [
 ]
 
 
-# Target number of (row, position) cells handled at once; bounds the memory of
-# the (chunk, depth) temporaries (a few MiB each).
-_CHUNK_CELLS = 1 << 20
+_CHUNK_CELLS = CHUNK_CELLS  # judged_table.in_chunks' default, here so a test can make chunks small
 
 
 # --------------------------------------------------------------------------- API
@@ -258,17 +257,7 @@ def score_all(
                 ndcg_out[f.name][rows] = np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
             del g
 
-    step = max(1, _CHUNK_CELLS // max(depth, 1))
-    chunks = [(s, min(n, s + step)) for s in range(0, n, step)]
-    if workers > 1 and len(chunks) > 1:
-        # Chunks write disjoint rows of the outputs, and numpy releases the GIL in the heavy
-        # operations (sort, searchsorted, einsum, cumsum): threads share the work.
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for done in [pool.submit(score_chunk, s, e) for s, e in chunks]:
-                done.result()
-    else:
-        for s, e in chunks:
-            score_chunk(s, e)
+    in_chunks(n, depth, score_chunk, workers, _CHUNK_CELLS)
 
     result: dict[str, dict[str, np.ndarray]] = {}
     for f in flist:

@@ -1,20 +1,31 @@
 from django.urls import path
 
-from . import downloads, evidence, live, measure_pages, recompute, trust, tuning, views
+from .views import (
+    compare,
+    downloads,
+    evidence,
+    history,
+    leaderboard,
+    live,
+    measure_pages,
+    recompute,
+    trust,
+    tuning,
+)
 from .webhooks import views as webhooks
 
 app_name = "scoring"
 
 urlpatterns: list = [
-    # Leaderboard and comparisons (scoring.views; CSV downloads: scoring.downloads).
-    path("pools/<str:pool_name>/leaderboard/", views.leaderboard, name="leaderboard"),
+    # Leaderboard and comparisons (scoring/views/: leaderboard, compare; CSV files: downloads).
+    path("pools/<str:pool_name>/leaderboard/", leaderboard.leaderboard, name="leaderboard"),
     path("pools/<str:pool_name>/measures/", measure_pages.settings_page, name="measures"),
     path("pools/<str:pool_name>/overlap/", measure_pages.overlap_page, name="overlap"),
     path("pools/<str:pool_name>/overlap/queue/", measure_pages.overlap_queue, name="overlap-queue"),
     path("pools/<str:pool_name>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
-    path("pools/<str:pool_name>/compare/", views.compare, name="compare"),
+    path("pools/<str:pool_name>/compare/", compare.compare, name="compare"),
     path("pools/<str:pool_name>/compare.csv", downloads.compare_csv, name="compare-csv"),
-    path("pools/<str:pool_name>/compare/query/", views.compare_query, name="compare-query"),
+    path("pools/<str:pool_name>/compare/query/", compare.compare_query, name="compare-query"),
     path("pools/<str:pool_name>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),
     path("runs/<int:run_id>/trec_eval/", downloads.run_scores_download, name="run-scores"),
     path("pools/<str:pool_name>/recompute/", recompute.recompute, name="recompute"),
@@ -32,7 +43,7 @@ urlpatterns: list = [
     ),
     path(
         "configurations/<int:configuration_id>/scores/",
-        views.configuration_history,
+        history.configuration_history,
         name="configuration-history",
     ),
     path(
@@ -41,7 +52,7 @@ urlpatterns: list = [
         name="configuration-history-csv",
     ),
     path(
-        "configurations/<int:configuration_id>/queue-unjudged/", views.queue_unjudged, name="queue-unjudged"
+        "configurations/<int:configuration_id>/queue-unjudged/", compare.queue_unjudged, name="queue-unjudged"
     ),
     # Try a query live against the configuration's search endpoint (scoring.live).
     path("configurations/<int:configuration_id>/try/", live.live, name="live-query"),

@@ -7,7 +7,8 @@ every package of judgments/ is a wing unless it is named here as part of the cor
 2. The core (judgments' own modules, models/, endpoints/, pgcopy/) imports no wing; the wings
    (capture, judges, campaign, rating, exchange, and any new package) do not import each other. The
    surfaces that route to every wing (the REST package api/, the management commands, urls.py) may.
-3. REST modules (api, serializers) never import an HTML view module, and HTML views never import REST.
+3. REST modules (api, serializers) never import an HTML view module, and HTML views never import REST;
+   management commands import neither.
 4. No `from x import _name` across modules: a name another module uses is public.
 5. No import circle among the app's modules (imports inside functions count: they only hide one).
 6. Pure modules (file formats, metrics, statistics, charts, agreement) import no Django.
@@ -172,6 +173,13 @@ def test_rest_never_imports_html_views():
 
 def test_html_views_never_import_rest():
     assert _offending(HTML, _rest_module) == []
+
+
+def test_commands_import_no_page_or_rest_module():
+    """A management command drives services, never a view or an API module."""
+    commands = _sources("judgments/management", "scoring/management")
+    assert commands
+    assert _offending(commands, lambda n: _html_module(n) or _rest_module(n)) == []
 
 
 def test_no_private_name_is_imported_from_another_module():

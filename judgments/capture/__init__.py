@@ -10,5 +10,5 @@ Django: `services` (set an endpoint, start and run a capture: the run is staged 
 then stored in one short transaction by judgments.run_staging), `tasks` (the background capture), `views`/`forms`/`urls`
 (the configuration page's panel, the endpoint form, progress), `api` and `serializers` (REST), `cli`
 (shared by the capture commands), `demo` (the demo's live configuration).
-The try-a-query page shows NDCG, so it lives in scoring (scoring/live.py).
+The try-a-query page shows NDCG, so it lives in scoring (scoring/live.py, its page scoring/views/live.py).
 """

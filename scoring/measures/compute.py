@@ -52,12 +52,11 @@ Definitions (i is the 1-based rank, rel_i the relevance indicator at level r, g_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..judged_table import CHUNK_CELLS, as_int_array, in_chunks
 from ..judged_table import PreparedQrels as Qrels
-from ..judged_table import as_int_array
 from ..udcg import from_sums as udcg_from_sums
 from ..udcg import weights as udcg_weights
 from .names import FAMILIES, Measure
@@ -66,7 +65,7 @@ __all__ = ["INFAP_EPSILON", "MAX_GRADE", "columns", "compute", "extended", "judg
 
 MAX_GRADE = 4.0  # the top of the grade scale: ERR's 2**4 and graded RBP's g / 4
 INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
-_CHUNK_CELLS = 1 << 20
+_CHUNK_CELLS = CHUNK_CELLS  # judged_table.in_chunks' default, here so a test can make chunks small
 # Families whose value needs the whole ranking when they have no cut-off.
 _RESIDUAL = " residual"
 
@@ -205,15 +204,7 @@ def compute(
         grades, judged, negative = qrels.lookup(rowq, docs, valid)
         _chunk(out, rows, measures, rbp, tables, rowq, grades, judged, negative, valid, rank, discount)
 
-    step = max(1, _CHUNK_CELLS // max(depth, 1))
-    chunks = [(s, min(n, s + step)) for s in range(0, n, step)]
-    if workers > 1 and len(chunks) > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for done in [pool.submit(score_chunk, s, e) for s, e in chunks]:
-                done.result()
-    else:
-        for s, e in chunks:
-            score_chunk(s, e)
+    in_chunks(n, depth, score_chunk, workers, _CHUNK_CELLS)
     return out
 
 

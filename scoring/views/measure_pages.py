@@ -1,5 +1,5 @@
 """Pages of a pool's own measure set (scoring.measure_sets): the settings page that sets it, and the
-leaderboard, comparison and run history that show it (scoring.views hands over to these when the pool has
+leaderboard, comparison and run history that show it (the leaderboard, compare and history views hand over to these when the pool has
 a set). Every figure is read from MeasureScore rows; nothing recomputes a measure on page load."""
 
 from __future__ import annotations
@@ -13,27 +13,24 @@ from django.urls import reverse
 from judgments import access
 from judgments.models import Pool, Run, SearchConfiguration
 
-from .measure_exports import current_runs
-from .measure_reads import query_ids_by_pk, run_means, run_values
-from .measure_sets import MeasureError, measure_set, reset_measures, set_measures
-from .measures.compute import columns, judged_column, residual_name
-from .measures.names import Measure, accepted_forms
-from .stats import compare_many
-from .templatetags import scoring_tags as fmt
+from ..measure_exports import current_runs
+from ..measure_reads import query_ids_by_pk, run_means, run_values
+from ..measure_sets import MeasureError, measure_set, reset_measures, set_measures
+from ..measures.compute import columns, judged_column, residual_name
+from ..measures.names import Measure, accepted_forms
+from ..stats import compare_many
+from ..templatetags import scoring_tags as fmt
+from .common import scored_pool_or_404
 
 TOP_QUERIES = 15
 DEFAULT_SHOWN = 8  # leaderboard columns shown when the engineer has not picked any
-
-
-def _pool(request: HttpRequest, pool: str) -> Pool:
-    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool)
 
 
 def settings_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     """GET: the pool's measure set in a text box, one name a line. POST: replace it (and re-score), or
     `default` to go back to today's fixed set. A bad name: the page again with its one line, status 400,
     nothing stored."""
-    found = _pool(request, pool_name)
+    found = scored_pool_or_404(request, pool_name)
     current = measure_set(found)
     text = "\n".join(m.name for m in current) if current else ""
     error = None
@@ -209,9 +206,9 @@ def overlap_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     the queries that changed most first, each with a button that queues its documents for rating."""
     from django.http import Http404
 
-    from . import overlap
+    from .. import overlap
 
-    found = _pool(request, pool_name)
+    found = scored_pool_or_404(request, pool_name)
     names = list(dict.fromkeys(n for n in request.GET.getlist("c") if n))
     configurations = {
         c.name: c for c in access.configurations_for(request.user).filter(pool=found, name__in=names)
@@ -244,11 +241,11 @@ def overlap_queue(request: HttpRequest, pool_name: str) -> HttpResponse:
 
     from judgments.rating.queue import QueueError
 
-    from . import overlap
+    from .. import overlap
 
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    found = _pool(request, pool_name)
+    found = scored_pool_or_404(request, pool_name)
     if not access.may_queue(request.user, found):
         raise PermissionDenied
     names = request.POST.getlist("c")

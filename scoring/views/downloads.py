@@ -14,14 +14,15 @@ from judgments import access
 from judgments.exchange.formats.spreadsheet import csv_line, csv_lines
 from judgments.models import Query
 
-from . import comparison, measure_pages, metrics
-from . import exports as score_exports
-from .comparison import ComparisonError
-from .flavours import flavour_param
-from .measure_sets import measure_set
-from .metrics import CUTOFFS
-from .models import MEAN_FIELDS
-from .views import get_option, scored_pool_or_404, selected_configurations
+from .. import comparison, metrics
+from .. import exports as score_exports
+from ..comparison import ComparisonError
+from ..flavours import flavour_param
+from ..measure_sets import measure_set
+from ..metrics import CUTOFFS
+from ..models import MEAN_FIELDS
+from . import measure_pages
+from .common import get_option, scored_pool_or_404, selected_configurations
 
 
 def _csv_response(filename: str, header: list[str], rows) -> HttpResponse:

@@ -1,11 +1,12 @@
-"""Leaderboard and comparison pages, for the engineers of a pool and admins (raters and outsiders: 404).
+"""Comparing configurations: A vs B with confidence intervals and tests, the matrix of several, one
+query side by side, and sending a configuration's unjudged top k to the raters.
+
+For the engineers of a pool and admins (raters and outsiders: 404).
 
 Every figure is read from stored scores (`scoring.comparison`); no page recomputes a metric.
 """
 
 from __future__ import annotations
-
-from urllib.parse import urlencode
 
 import numpy as np
 from django.contrib import messages
@@ -17,15 +18,16 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from judgments import access
-from judgments.models import Pool, Query, SearchConfiguration
+from judgments.models import Pool, Query
 from judgments.rating import queue
 
-from . import charts, comparison, evidence, flavours, measure_pages, scheduled, side_by_side, stability, tasks
-from .comparison import ComparisonError, metric_label
-from .measure_sets import measure_set
-from .metrics import CUTOFFS, UDCG_GAMMA
-from .models import MEAN_FIELDS
-from .templatetags import scoring_tags as fmt
+from .. import charts, comparison, side_by_side
+from ..comparison import ComparisonError, metric_label
+from ..measure_sets import measure_set
+from ..metrics import CUTOFFS
+from ..models import MEAN_FIELDS
+from . import evidence, measure_pages
+from .common import flavour_links, get_option, query_string, scored_pool_or_404, selected_configurations
 
 TOP_QUERIES = 15  # biggest wins and losses listed on a comparison page
 DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
@@ -34,138 +36,7 @@ DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
 # --- Helpers ---------------------------------------------------------------------------------------
 
 
-def scored_pool_or_404(request: HttpRequest, pool_name: str) -> Pool:
-    """The pool if the user may see its scores (engineers of the pool, admins), else 404."""
-    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
-
-
-def selected_configurations(request: HttpRequest, pool: Pool) -> list[SearchConfiguration]:
-    """The configurations named by ?c=...&c=... in that order (duplicates dropped); 404 for an unknown name."""
-    names = list(dict.fromkeys(name for name in request.GET.getlist("c") if name))
-    found = {c.name: c for c in access.configurations_for(request.user).filter(pool=pool, name__in=names)}
-    unknown = [name for name in names if name not in found]
-    if unknown:
-        raise Http404(f"No configuration named {unknown[0]!r} in this pool")
-    return [found[name] for name in names]
-
-
-def get_option(request: HttpRequest, name: str, check, *, warn: bool = True) -> str:
-    """A validated GET option; an unknown value falls back to the default with a warning."""
-    value = flavours.flavour_param(request.GET) if name in flavours.FLAVOUR_PARAMS else request.GET.get(name)
-    try:
-        return check(value)
-    except ComparisonError as error:
-        if warn:
-            messages.warning(request, f"{error} Showing the default.")
-        return check(None)
-
-
-def query_string(**params) -> str:
-    pairs = []
-    for key, value in params.items():
-        for item in value if isinstance(value, (list, tuple)) else [value]:
-            if item not in (None, ""):
-                pairs.append((key, item))
-    return "?" + urlencode(pairs)
-
-
-def _flavour_links(request: HttpRequest, flavour: str) -> list[dict]:
-    links = []
-    for name, description in comparison.flavour_descriptions():
-        params = request.GET.copy()
-        params["flavour"] = name
-        links.append(
-            {
-                "name": name,
-                "description": description,
-                "url": "?" + params.urlencode(),
-                "active": name == flavour,
-            }
-        )
-    return links
-
-
 # --- Leaderboard -----------------------------------------------------------------------------------
-
-
-def _leaderboard_display(rows: list[comparison.LeaderboardRow]) -> list[dict]:
-    """Each row's cells already formatted: the table has 50 rows x 10 cells, and formatting them here
-    costs a fraction of template filters."""
-    threshold = comparison.JUDGED_THRESHOLD
-    display = []
-    for rank, row in enumerate(rows, start=1):
-        s = row.current
-        cells = []
-        for metric in comparison.LEADERBOARD_METRICS:
-            judged_metric = "judged@" + metric.split("@")[1]
-            value, judged = row.mean(metric), row.judged(judged_metric)
-            cells.append(
-                {
-                    "metric": metric,
-                    "sort": fmt.sortvalue(value),
-                    "text": fmt.score(value),
-                    "judged_label": judged_metric,
-                    "judged_text": fmt.pct(judged),
-                    "judged_low": fmt.below(judged, threshold),
-                }
-            )
-        judged10 = row.judged("judged@10")
-        udcg = row.mean(comparison.UDCG_METRIC)
-        change = row.change(comparison.HEADLINE_METRIC)
-        display.append(
-            {
-                "row": row,
-                "configuration": row.configuration,
-                "scored": s is not None,
-                "rank": rank if s else "",
-                "cells": cells,
-                "udcg": {"sort": fmt.sortvalue(udcg), "text": fmt.score(udcg)},
-                "judged10": {
-                    "sort": fmt.sortvalue(judged10),
-                    "text": fmt.pct(judged10),
-                    "low": fmt.below(judged10, threshold),
-                },  # fmt: skip
-                "change": {
-                    "sort": fmt.sortvalue(change),
-                    "text": fmt.signed(change),
-                    "direction": "up" if change and change > 0 else "down" if change and change < 0 else "",
-                },  # fmt: skip
-            }
-        )
-    return display
-
-
-def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
-    found = scored_pool_or_404(request, pool_name)
-    if (measures := measure_set(found)) is not None:  # the pool's own measure set
-        return measure_pages.leaderboard(request, found, measures)
-    flavour = get_option(request, "flavour", comparison.check_flavour)
-    rows = comparison.leaderboard(found, flavour)
-    recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
-    background = tasks.pool_status(found)
-    return render(
-        request,
-        "scoring/leaderboard.html",
-        {
-            "pool": found,
-            "flavour": flavour,
-            "flavours": _flavour_links(request, flavour),
-            "metrics": [metric_label(m) for m in comparison.LEADERBOARD_METRICS],
-            "udcg_label": metric_label(comparison.UDCG_METRIC),
-            "udcg_gamma": UDCG_GAMMA,
-            "rows": _leaderboard_display(rows),
-            "n_scored": sum(1 for row in rows if row.current),
-            "recompute_url": recompute_url,
-            "background": {
-                "waiting": background.waiting,
-                "running": background.running,
-                "failures": [tasks.describe_failure(t) for t in background.failed],
-            },
-            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
-            "stability": stability.measure(found) if rows else None,
-            "notes": evidence.leaderboard_notes(found),
-        },
-    )
 
 
 # --- Comparison ----------------------------------------------------------------------------------
@@ -211,7 +82,7 @@ def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
         "metric": metric,
         "metric_label": metric_label(metric),
         "metric_choices": [(m, metric_label(m)) for m in MEAN_FIELDS],
-        "flavours": _flavour_links(request, flavour),
+        "flavours": flavour_links(request, flavour),
         "selected": selected,
         "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + query_string(flavour=flavour),
         "threshold": comparison.JUDGED_THRESHOLD,
@@ -399,7 +270,7 @@ def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
             "a": a,
             "b": b,
             "flavour": flavour,
-            "flavours": _flavour_links(request, flavour),
+            "flavours": flavour_links(request, flavour),
             "score_rows": score_rows,
             "depths": [
                 (k, base + query_string(c=[a.name, b.name], q=query.external_id, flavour=flavour, k=k))
@@ -414,45 +285,6 @@ def compare_query(request: HttpRequest, pool_name: str) -> HttpResponse:
 
 
 # --- A configuration across its runs ----------------------------------------------------------------
-
-
-def configuration_history(request: HttpRequest, configuration_id: int) -> HttpResponse:
-    configuration = access.configuration_or_404(request, configuration_id)
-    if (measures := measure_set(configuration.pool)) is not None:  # the pool's own measure set
-        return measure_pages.history(request, configuration, measures)
-    flavour = get_option(request, "flavour", comparison.check_flavour)
-    points = comparison.configuration_history(configuration, flavour)
-    metrics = comparison.LEADERBOARD_METRICS
-    svg = charts.line_chart(
-        [f"#{p.run.pk} · {p.run.created_at:%m-%d}" for p in points],
-        [
-            (f"{metric_label(m)}", [p.summary.means[m] if p.summary else None for p in points])
-            for m in metrics
-        ],
-        title=f"{configuration.name}: NDCG across runs ({flavour})",
-        y_label=f"mean NDCG ({flavour})",
-    )
-    return render(
-        request,
-        "scoring/history.html",
-        {
-            "configuration": configuration,
-            "pool": configuration.pool,
-            "flavour": flavour,
-            "flavours": _flavour_links(request, flavour),
-            "points": points[::-1],
-            "metrics": [(m, metric_label(m)) for m in metrics],
-            "chart": mark_safe(svg),  # noqa: S308 (charts escape every text they draw)
-            "csv_url": reverse("scoring:configuration-history-csv", args=[configuration.pk])
-            + query_string(flavour=flavour),
-            "leaderboard_url": reverse("scoring:leaderboard", args=[configuration.pool.name])
-            + query_string(flavour=flavour),
-            "threshold": comparison.JUDGED_THRESHOLD,
-            # Scheduled captures outside the band of the previous ones (the capture.drop webhook's rule).
-            "scheduled": {p.run.pk: p for p in scheduled.scheduled_points(configuration)},
-            "band_metric": metric_label(scheduled.METRIC),
-        },
-    )
 
 
 # --- Sending a configuration's unjudged documents to the raters --------------------------------------

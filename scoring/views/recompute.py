@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from judgments.access import get_pool_or_404, is_admin, pools_for, require, safe_next
 
-from .tasks import recompute_pool
+from ..tasks import recompute_pool
 
 
 @require_POST

@@ -22,10 +22,11 @@ from judgments.models import ModelJudge, Pool
 from judgments.rating import queue
 from judgments.rating.sample import SampleError, draw_sample, sample_status
 
-from . import estimates as ppi_estimates
-from .assessors import MIN_GRADES, assessor_boards, humans_top
-from .circularity import circular_configurations
-from .flavours import DEFAULT_FLAVOUR, FLAVOURS
+from .. import estimates as ppi_estimates
+from ..assessors import MIN_GRADES, assessor_boards, humans_top
+from ..circularity import circular_configurations
+from ..flavours import DEFAULT_FLAVOUR, FLAVOURS
+from .common import scored_pool_or_404
 
 MEASURES_OFFERED = ("ndcg@10", "ndcg@5", "ndcg@3", "ndcg@100", "p@10", "recall@100", "mrr", "ap")
 
@@ -52,13 +53,9 @@ def difference_url(pool: Pool, a, b, metric: str, flavour: str) -> str | None:
     return reverse("scoring:estimates", args=[pool.name]) + "?" + urlencode(params)
 
 
-def _pool(request: HttpRequest, pool_name: str) -> Pool:
-    return access.get_pool_or_404(request.user, access.scored_pools_for, name=pool_name)
-
-
 @require_GET
 def estimates_page(request: HttpRequest, pool_name: str) -> HttpResponse:
-    found = _pool(request, pool_name)
+    found = scored_pool_or_404(request, pool_name)
     measure = request.GET.get("measure") or "ndcg@10"
     flavour = request.GET.get("flavour") or request.GET.get("flavor") or DEFAULT_FLAVOUR
     status = sample_status(found)
@@ -122,7 +119,7 @@ def draw_sample_view(request: HttpRequest, pool_name: str) -> HttpResponse:
 
 @require_GET
 def assessors_page(request: HttpRequest, pool_name: str) -> HttpResponse:
-    found = _pool(request, pool_name)
+    found = scored_pool_or_404(request, pool_name)
     result = assessor_boards(found)
     rows = [
         {"board": board, "winner": result.winner(board), "taus": result.taus[i]}

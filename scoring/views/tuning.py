@@ -20,8 +20,8 @@ from judgments.capture import services as capture
 from judgments.endpoints.engines import EXPLAINS, EndpointError, EndpointSpec
 from judgments.models import SearchConfiguration
 
-from . import metrics
-from .live import CUTOFF, DEPTHS, MANAGE, LiveResult, depth_of, live_query, pool_query
+from .. import metrics
+from ..live import CUTOFF, DEPTHS, MANAGE, LiveResult, depth_of, live_query, pool_query
 
 
 @dataclass
