@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgments', '0015_hardening_merge'),
-        ('judgments', '0018_merge_all'),
+        ("judgments", "0015_hardening_merge"),
+        ("judgments", "0018_merge_all"),
     ]
 
-    operations = [
-    ]
+    operations = []
