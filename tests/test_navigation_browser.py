@@ -38,18 +38,21 @@ PAGES = {
 }
 TABS = {
     "rater": ["Overview", "Grade", "My judgments"],
-    "engineer": ["Overview", "Configurations", "Leaderboard", "Upload a run", "Export"],
+    "engineer": ["Overview", "Configurations", "Leaderboard", "Upload a run", "Export", "Webhooks"],
     "site_admin": [
         "Overview",
         "Configurations",
         "Leaderboard",
         "Import",
         "Export",
+        "Webhooks",
         "Queue",
+        "Gold pairs",
         "Agreement",
         "Disagreements",
         "Model judges",
         "People",
+        "Queries",
         "Settings",
     ],
 }
