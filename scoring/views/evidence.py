@@ -87,7 +87,8 @@ def estimates_page(request: HttpRequest, pool_name: str) -> HttpResponse:
             "flavours": list(FLAVOURS),
             "is_admin": access.is_admin(request.user),
             "default_depth": queue.DEFAULT_DEPTH,
-            "n_queries": found.queries.count(),
+            "n_queries": (n_queries := found.queries.count()),
+            "default_size": min(50, max(1, n_queries // 4)),
         },
     )
 
