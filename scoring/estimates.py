@@ -37,7 +37,6 @@ from .measures.compute import compute
 from .measures.names import Measure
 
 MEASURES: tuple[str, ...] = METRICS + JUDGED + UDCG
-_SPELLINGS = {"r": "recall", "rr": "mrr", "recip_rank": "mrr", "map": "ap", "ndcg_cut": "ndcg"}
 
 
 class EstimateError(ValueError):
@@ -49,10 +48,7 @@ def measure_key(name: str) -> str | Measure:
     nDCG@10, P@5, R@100, RR, AP: the names `export_scores` writes for a pool without a measure set), else
     any measure in ir_measures syntax that scoring.measures computes (P(rel=2)@5, ERR@20: the names it
     writes for a pool with a set), which ignores the flavour."""
-    text = (name or "").strip().lower()
-    base, at, k = text.partition("@")
-    base = _SPELLINGS.get(base, base)
-    key = f"{base}{at}{k}"
+    key = names.fixed_name(name or "")
     if key in MEASURES:
         return key
     try:

@@ -27,7 +27,6 @@ from django.utils import timezone
 from judgments.models import Judgment, Pool, Ranking, Run
 
 from . import settling
-from .exports import TREC_EVAL_NAMES
 from .flavours import DEFAULT_FLAVOUR, FLAVOURS
 from .measures import names
 from .models import MEAN_FIELDS, PoolStability, QueryScore
@@ -42,27 +41,18 @@ class StabilityError(ValueError):
 
 
 # ir_measures families (scoring.measures.names) whose default form is a stored metric, by our name.
-_IR_MEASURES = {"nDCG": "ndcg", "P": "p", "R": "recall", "RR": "mrr", "AP": "ap"}
 
 
 def measure_name(name: str) -> str:
     """The stored metric a name means: the export's names (ndcg@10, any case), trec_eval's (ndcg_cut_10),
     or ir_measures syntax for the same metrics (nDCG@10, P@10, R@100, RR, AP: default parameters)."""
-    lowered = name.strip().lower()
-    if lowered in MEAN_FIELDS:
-        return lowered
-    by_trec = {trec.lower(): ours for ours, trec in TREC_EVAL_NAMES.items()}
-    if lowered in by_trec:
-        return by_trec[lowered]
+    stored = names.fixed_name(name)
+    if stored in MEAN_FIELDS:
+        return stored
     try:
-        parsed = names.parse(name)
+        names.parse(name)
     except names.MeasureError as exc:
         raise StabilityError(f"--measure: {exc}") from None
-    ours = _IR_MEASURES.get(parsed.family)
-    if ours is not None and not parsed.params:
-        stored = ours if parsed.cutoff is None else f"{ours}@{parsed.cutoff}"
-        if stored in MEAN_FIELDS:
-            return stored
     raise StabilityError(
         f"Measure {name!r} is not among the stored scores the leaderboard orders by: use one of "
         f"{', '.join(MEAN_FIELDS)} (or trec_eval's or ir_measures' names for them)."

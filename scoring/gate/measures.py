@@ -4,23 +4,12 @@ udcg@10), in any case (nDCG@10, P@5), and trec_eval's and ir_measures' spellings
 
 from __future__ import annotations
 
-import re
-
-# Whole-name aliases (lower case) -> the stored name.
-ALIASES = {"rr": "mrr", "recip_rank": "mrr", "map": "ap"}
-# trec_eval's measure_cutoff spellings (lower case): ndcg_cut_10 / ndcg_cut.10, p_5, recall_100, udcg_10.
-_CUT = re.compile(r"^(ndcg_cut|ndcg|p|recall|udcg)[_.](\d+)$")
+from ..measures.names import fixed_name
 
 
 def canonical(name: str) -> str:
-    """The stored spelling of a measure name (lower case, trec_eval's forms mapped); not checked."""
-    lowered = name.strip().lower()
-    lowered = ALIASES.get(lowered, lowered)
-    match = _CUT.match(lowered)
-    if match:
-        family = "ndcg" if match.group(1) == "ndcg_cut" else match.group(1)
-        return f"{family}@{match.group(2)}"
-    return lowered
+    """The stored spelling of a measure name (scoring.measures.names.fixed_name); not checked."""
+    return fixed_name(name)
 
 
 def resolve(names, known) -> list[str]:

@@ -47,6 +47,7 @@ __all__ = [
     "MeasureError",
     "accepted_forms",
     "check_for_scale",
+    "fixed_name",
     "parse",
     "parse_set",
 ]
@@ -360,3 +361,40 @@ def parse_set(names: Iterable[str], grades: Sequence[int] | None = None) -> list
     if not out:
         raise MeasureError(f"a measure set needs at least one measure; accepted forms: {accepted_forms()}")
     return out
+
+
+# --- Today's fixed set, as users spell it --------------------------------------------------------------
+
+_FIXED_ALIASES = {"rr": "mrr", "recip_rank": "mrr", "map": "ap"}
+_FIXED_CUT = re.compile(r"^(ndcg_cut|ndcg|p|recall|udcg|judged)[_.](\d+)$")  # trec_eval's ndcg_cut_10, P_5
+_FIXED_FAMILIES = {
+    "nDCG": "ndcg",
+    "P": "p",
+    "R": "recall",
+    "RR": "mrr",
+    "AP": "ap",
+    "Judged": "judged",
+    "UDCG": "udcg",
+}
+
+
+def fixed_name(name: str) -> str:
+    """The name of today's fixed set (ndcg@10, p@5, recall@100, mrr, ap, judged@10, udcg@10) that `name`
+    means, whichever spelling it uses: the exports' own in any case (nDCG@10), trec_eval's (ndcg_cut_10,
+    ndcg_cut.10, P_5, recip_rank, map) or ir_measures' with default parameters (P(rel=1)@5, R@100, RR, AP).
+    Any other name comes back lower-cased, for the caller to refuse or to read as a measure of its own."""
+    lowered = name.strip().lower()
+    lowered = _FIXED_ALIASES.get(lowered, lowered)
+    match = _FIXED_CUT.match(lowered)
+    if match:
+        family = "ndcg" if match.group(1) == "ndcg_cut" else match.group(1)
+        return f"{family}@{match.group(2)}"
+    try:
+        parsed = parse(name)
+    except MeasureError:
+        return lowered
+    family = _FIXED_FAMILIES.get(parsed.family)
+    plain = parsed.family if parsed.cutoff is None else f"{parsed.family}@{parsed.cutoff}"
+    if family is None or parsed.name != plain:
+        return lowered
+    return family if parsed.cutoff is None else f"{family}@{parsed.cutoff}"
