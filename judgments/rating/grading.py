@@ -93,6 +93,27 @@ _QUEUED_GRADES = """
 """
 
 
+# The rater's current query: that of their latest judgment in the pool.
+_CURRENT_QUERY = """
+    SELECT p.query_id FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
+    WHERE j.rater_id = %(rater)s AND p.pool_id = %(pool)s ORDER BY j.id DESC LIMIT 1
+"""
+
+# The query holding the best open pair for the rater, and that pair's priority (the same conditions as
+# _OPEN_SQL, the pair's grades counted once by _QUEUED_GRADES), leaving out the queries in %(tried)s.
+_BEST_OPEN_QUERY = f"""
+    SELECT p.query_id, p.priority
+    FROM judgments_pair p {_QUEUED_GRADES}
+    WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
+      AND {_HAS_CONTENT}
+      AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
+      AND NOT g.mine AND g.n < %(wanted)s
+      AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
+    ORDER BY p.priority DESC, p.query_id
+    LIMIT 1
+"""
+
+
 def _open_for(cursor, params: dict, pair_id: int) -> bool:
     """Re-check one pair with a fresh snapshot (READ COMMITTED: each statement sees the latest commits)."""
     cursor.execute(
@@ -169,13 +190,7 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
 def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
     """Lock an open pair of the rater's current query (that of their latest judgment) if it has one;
     otherwise of the query holding the highest-priority open pair."""
-    cursor.execute(
-        """
-        SELECT p.query_id FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
-        WHERE j.rater_id = %(rater)s AND p.pool_id = %(pool)s ORDER BY j.id DESC LIMIT 1
-        """,
-        params,
-    )
+    cursor.execute(_CURRENT_QUERY, params)
     row = cursor.fetchone()
     params = {**params, "tried": []}
     if row is not None:  # the common case, a query in progress: no scan of the whole pool
@@ -186,20 +201,7 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
     for _ in range(attempts):
         # The same conditions as _OPEN_SQL, the pair's grades counted once (_QUEUED_GRADES): this scans
         # the whole queue, the per-query claim below does not.
-        cursor.execute(
-            f"""
-            SELECT p.query_id
-            FROM judgments_pair p {_QUEUED_GRADES}
-            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
-              AND {_HAS_CONTENT}
-              AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
-              AND NOT g.mine AND g.n < %(wanted)s
-              AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
-            ORDER BY p.priority DESC, p.query_id
-            LIMIT 1
-            """,
-            params,
-        )
+        cursor.execute(_BEST_OPEN_QUERY, params)
         row = cursor.fetchone()
         if row is None:
             return None
@@ -253,31 +255,12 @@ def _claim_adaptive(cursor, params: dict, attempts: int = 25) -> int | None:
     best open pair; otherwise lock a pair of the query holding the best one."""
     params = {**params, "tried": []}
     for _ in range(attempts):
-        cursor.execute(
-            f"""
-            SELECT p.query_id, p.priority
-            FROM judgments_pair p {_QUEUED_GRADES}
-            WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
-              AND {_HAS_CONTENT}
-              AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
-              AND NOT g.mine AND g.n < %(wanted)s
-              AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
-            ORDER BY p.priority DESC, p.query_id
-            LIMIT 1
-            """,
-            params,
-        )
+        cursor.execute(_BEST_OPEN_QUERY, params)
         best = cursor.fetchone()
         if best is None:
             return None
         query_id = best[0]
-        cursor.execute(
-            """
-            SELECT p.query_id FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
-            WHERE j.rater_id = %(rater)s AND p.pool_id = %(pool)s ORDER BY j.id DESC LIMIT 1
-            """,
-            params,
-        )
+        cursor.execute(_CURRENT_QUERY, params)
         row = cursor.fetchone()
         if row is not None and row[0] != query_id and row[0] not in params["tried"]:
             cursor.execute(
