@@ -24,7 +24,8 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from judgments.models import Judgment, Pool, Ranking, Run
+from judgments import tallies
+from judgments.models import Pool, Ranking, Run
 
 from . import settling
 from .flavours import DEFAULT_FLAVOUR, FLAVOURS
@@ -113,7 +114,7 @@ def measure(pool: Pool, metric: str = DEFAULT_MEASURE, flavour: str = DEFAULT_FL
     order = settling.ordering(scores.mean(axis=1) if scores.size else [0.0] * len(runs), names)
     ids = {run.configuration.name: run.configuration_id for run in runs}
     order_ids = [ids[name] for name in order]
-    grades = Judgment.objects.filter(pair__pool=pool, cant_judge=False).count()
+    grades = tallies.pool_counts(pool).grades  # stored: counting a pool's judgments took ~24 ms a grade
     with transaction.atomic():
         stored = PoolStability.objects.select_for_update().filter(pool=pool).first()
         changed = stored is None or stored.ordering != order_ids

@@ -8,6 +8,7 @@ capture    search endpoints (one row per version) and capture jobs; secret_field
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
 evidence   the human sample for prediction-powered estimates, and judges' probe answers
+tallies    stored counts (pairs' human grades, pools' and raters' counts) kept by triggers
 jobs       the rule for a background job whose process died (captures, judging runs)
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
@@ -53,6 +54,7 @@ from .pools import (
     no_whitespace,
 )
 from .runs import ArrayHasNoDuplicates, Ranking, Run, RunQuerySet, SearchConfiguration
+from .tallies import Tally
 from .uploads import Upload, UploadPart
 
 __all__ = [
@@ -95,6 +97,7 @@ __all__ = [
     "SearchConfiguration",
     "Schedule",
     "SearchEndpoint",
+    "Tally",
     "Team",
     "Upload",
     "UploadPart",

@@ -44,6 +44,9 @@ class Pair(models.Model):
     # Gold: an admin's known grade (judgments.gold). It is also the pair's final grade, so raters'
     # answers on it stay out of the combined grade; the queue serves it unannounced at the pool's rate.
     gold_grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
+    # Grades that fill the pair (not can't judge, excluded or a model judge's): kept by database triggers
+    # (judgments.models.tallies), so the queue reads it instead of counting the pair's judgments.
+    human_grades = models.SmallIntegerField(default=0, db_default=0, editable=False)
 
     objects = PairQuerySet.as_manager()
 
