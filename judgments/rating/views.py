@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
+from judgments.paging import UncountedPage
 from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
 
 from . import adjudication, grading, queue
@@ -266,21 +267,23 @@ def my_judgments(request: HttpRequest, pool_name: str) -> HttpResponse:
         .select_related("pair__query", "pair__document")
         .order_by("-updated_at", "-pk")
     )
-    queries = (
-        Query.objects.filter(pool=found, pairs__judgments__rater=request.user)
-        .distinct()
-        .order_by("external_id")
-    )
-    filters = MyJudgmentsFilter(request.GET or None, queries=queries, grades=found.grades)
+    # A rater may hold a million judgments in a pool: the query is typed (its id), not picked from a list of
+    # every query they judged, and the pages are not counted (the total comes from the stored tallies).
+    filters = MyJudgmentsFilter(request.GET or None, queries=Query.objects.filter(pool=found), grades=found.grades)
+    progress = grading.rater_progress(request.user, found)
+    total = progress["done"]
     if filters.is_valid():
         if filters.cleaned_data["query"]:
             mine = mine.filter(pair__query=filters.cleaned_data["query"])
+            total = None
         grade = filters.cleaned_data["grade"]
         if grade == MyJudgmentsFilter.CANT:
             mine = mine.filter(cant_judge=True)
+            total = None if total is None else progress["cant"]
         elif grade != "":
             mine = mine.filter(grade=int(grade), cant_judge=False)
-    page = Paginator(mine, 50).get_page(request.GET.get("page"))
+            total = None
+    page = UncountedPage(mine, request.GET.get("page"), per_page=50, total=total)
     query_string = request.GET.copy()
     query_string.pop("page", None)
     return render(
@@ -292,7 +295,7 @@ def my_judgments(request: HttpRequest, pool_name: str) -> HttpResponse:
             "filters": filters,
             "scale": grade_scale(found),
             "query_string": query_string.urlencode(),
-            "mine": grading.rater_progress(request.user, found),
+            "mine": progress,
         },
     )
 
