@@ -1,7 +1,7 @@
 """A pool's counts and its raters' counts, read from stored tallies instead of scanning the pool.
 
 What is counted (kept by triggers, migration judgments/0020_submit_tallies; the rows: models.tallies):
-- per pool: `queued` pairs, `complete` ones (a final grade, or the pool's `raters_per_pair` human grades),
+- per pool: `pairs`, `queued` pairs, `complete` ones (a final grade, or the pool's `raters_per_pair` human grades),
   `open_pairs` (queued, not complete, the document has content), `documents`;
 - per rater in a pool: `graded` (judgments that are grades), `cant` (can't-judge answers), `judged_open`
   (open pairs they judged), so `remaining` = open pairs - judged_open: the pairs still open to them.
@@ -9,7 +9,7 @@ What is counted (kept by triggers, migration judgments/0020_submit_tallies; the 
 
 API for other modules: `pool_counts(pool)`, `rater_counts(pool, rater)`, `both(pool, rater)` (one
 statement), `per_rater(pool)` ({rater id: RaterCounts}), `judgments(pool)` (every judgment of the pool,
-grades and can't judge), `recount(pool)` (the same counted from the rows: tests and checks),
+grades and can't judge), `judgments_of(rater)` (an annotation of Pool querysets: the rater's judgments), `recount(pool)` (the same counted from the rows: tests and checks),
 `rebuild(pool)` (recount and store, for data written with the triggers off).
 
 Reading sums the pool's tally rows (delta rows: each write inserts, never updates, so raters never queue
@@ -22,8 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import connection
+from django.db.models import F, IntegerField, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
 
-from .models import Pool
+from .models import Pool, Tally
 
 FOLD_AT = 400  # tally rows of one pool before a reader folds them
 _FOLD_LOCK = 0x7A11  # pg_try_advisory_xact_lock(_FOLD_LOCK, pool id): one folder per pool at a time
@@ -31,6 +33,7 @@ _FOLD_LOCK = 0x7A11  # pg_try_advisory_xact_lock(_FOLD_LOCK, pool id): one folde
 
 @dataclass(frozen=True)
 class PoolCounts:
+    pairs: int = 0
     queued: int = 0
     complete: int = 0
     open_pairs: int = 0
@@ -60,7 +63,7 @@ class RaterCounts:
 
 
 _SUMS = """
-    SELECT COALESCE(sum(queued), 0), COALESCE(sum(complete), 0), COALESCE(sum(open_pairs), 0),
+    SELECT COALESCE(sum(pairs), 0), COALESCE(sum(queued), 0), COALESCE(sum(complete), 0), COALESCE(sum(open_pairs), 0),
            COALESCE(sum(documents), 0), COALESCE(sum(graded + cant), 0), COALESCE(sum(graded), 0),
            COALESCE(sum(graded) FILTER (WHERE rater_id = %(rater)s), 0),
            COALESCE(sum(cant) FILTER (WHERE rater_id = %(rater)s), 0),
@@ -75,13 +78,23 @@ def both(pool: Pool, rater=None) -> tuple[PoolCounts, RaterCounts]:
     rater_pk = getattr(rater, "pk", rater) or 0
     with connection.cursor() as cursor:
         cursor.execute(_SUMS, {"pool": pool.pk, "rater": rater_pk})
-        (queued, complete, open_pairs, documents, judgments, grades, graded, cant, judged_open, rows) = (
-            cursor.fetchone()
-        )
+        (
+            pairs,
+            queued,
+            complete,
+            open_pairs,
+            documents,
+            judgments,
+            grades,
+            graded,
+            cant,
+            judged_open,
+            rows,
+        ) = cursor.fetchone()
     if rows > FOLD_AT:
         fold(pool)
     return (
-        PoolCounts(queued, complete, open_pairs, documents, judgments, grades),
+        PoolCounts(pairs, queued, complete, open_pairs, documents, judgments, grades),
         RaterCounts(graded, cant, judged_open, open_pairs),
     )
 
@@ -117,6 +130,17 @@ def per_rater(pool: Pool) -> dict[int, RaterCounts]:
         }
 
 
+def judgments_of(rater):
+    """An annotation of Pool querysets: the rater's judgments (grades and can't judge) in each pool."""
+    sums = (
+        Tally.objects.filter(pool_id=OuterRef("pk"), rater_id=getattr(rater, "pk", rater))
+        .values("pool_id")
+        .annotate(n=Sum(F("graded") + F("cant")))
+        .values("n")
+    )
+    return Coalesce(Subquery(sums, output_field=IntegerField()), 0)
+
+
 def fold(pool: Pool) -> bool:
     """Replace the pool's tally rows by their sums (one row per rater, one for the pool), unless another
     transaction is folding it now. Rows written meanwhile by others are not seen, so they stay."""
@@ -128,8 +152,8 @@ def fold(pool: Pool) -> bool:
             """
             WITH gone AS (DELETE FROM judgments_tally WHERE pool_id = %(pool)s RETURNING *)
             INSERT INTO judgments_tally
-                (pool_id, rater_id, queued, complete, open_pairs, documents, graded, cant, judged_open)
-            SELECT %(pool)s, rater_id, sum(queued), sum(complete), sum(open_pairs), sum(documents),
+                (pool_id, rater_id, pairs, queued, complete, open_pairs, documents, graded, cant, judged_open)
+            SELECT %(pool)s, rater_id, sum(pairs), sum(queued), sum(complete), sum(open_pairs), sum(documents),
                    sum(graded), sum(cant), sum(judged_open)
             FROM gone GROUP BY rater_id
             """,
@@ -169,7 +193,7 @@ def recount(pool: Pool) -> tuple[PoolCounts, dict[int, RaterCounts], dict[int, i
         )
         cursor.execute(
             """
-            SELECT count(*) FILTER (WHERE queued), count(*) FILTER (WHERE complete), count(*) FILTER (WHERE open),
+            SELECT count(*), count(*) FILTER (WHERE queued), count(*) FILTER (WHERE complete), count(*) FILTER (WHERE open),
                    (SELECT count(*) FROM judgments_document WHERE pool_id = %(pool)s),
                    (SELECT count(*) FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
                     WHERE p.pool_id = %(pool)s),

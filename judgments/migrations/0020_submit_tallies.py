@@ -7,7 +7,7 @@ queue builds (`queued_at`), deletions, document content arriving, a user made a 
 
 A pair is *queued* when `queued_at` is set, *complete* when queued with a final grade or at least the
 pool's `raters_per_pair` human grades, *open* when queued, not complete, and its document has content.
-Pool rows (rater_id NULL) carry queued / complete / open_pairs / documents deltas; rater rows carry
+Pool rows (rater_id NULL) carry pairs / queued / complete / open_pairs / documents deltas; rater rows carry
 graded / cant (the rater's judgments in the pool) and judged_open (open pairs the rater judged), so a
 rater's pairs still to do are open_pairs - judged_open. Judgment triggers count the rater's new judgment
 as judged_open when its pair was open before this statement, then change the pair's human_grades; the
@@ -101,11 +101,11 @@ JUDGMENT_DELETES = f"""
 """
 
 PAIR_INSERTS = f"""
-    INSERT INTO judgments_tally (pool_id, queued, complete, open_pairs)
-    SELECT n.pool_id, count(*), count(*) FILTER (WHERE {complete("n")}),
+    INSERT INTO judgments_tally (pool_id, pairs, queued, complete, open_pairs)
+    SELECT n.pool_id, count(*), count(*) FILTER (WHERE n.queued_at IS NOT NULL), count(*) FILTER (WHERE {complete("n")}),
            count(*) FILTER (WHERE {unfilled("n")} AND {content("n")})
     FROM jt_new n JOIN judgments_pool pl ON pl.id = n.pool_id
-    WHERE n.queued_at IS NOT NULL GROUP BY n.pool_id;
+    GROUP BY n.pool_id;
 """
 
 # Most updates of pairs are holds (held_by, held_until): the WHERE keeps them out before any other work.
@@ -134,11 +134,11 @@ PAIR_UPDATES = f"""
 """
 
 PAIR_DELETES = f"""
-    INSERT INTO judgments_tally (pool_id, queued, complete, open_pairs)
-    SELECT o.pool_id, -count(*), -count(*) FILTER (WHERE {complete("o")}),
-           -count(*) FILTER (WHERE {unfilled("o")} AND {content("o")})
+    INSERT INTO judgments_tally (pool_id, pairs, queued, complete, open_pairs)
+    SELECT o.pool_id, -count(*), -count(*) FILTER (WHERE o.queued_at IS NOT NULL),
+           -count(*) FILTER (WHERE {complete("o")}), -count(*) FILTER (WHERE {unfilled("o")} AND {content("o")})
     FROM jt_old o JOIN judgments_pool pl ON pl.id = o.pool_id
-    WHERE o.queued_at IS NOT NULL GROUP BY o.pool_id;
+    GROUP BY o.pool_id;
 """
 
 DOCUMENT_INSERTS = """
@@ -194,8 +194,8 @@ BEGIN
           WHERE p2.pool_id = target GROUP BY p2.id) c
     WHERE p.id = c.id AND p.human_grades <> c.n;
     DELETE FROM judgments_tally WHERE pool_id = target;
-    INSERT INTO judgments_tally (pool_id, queued, complete, open_pairs, documents)
-    SELECT target, count(p.id) FILTER (WHERE p.queued_at IS NOT NULL), count(p.id) FILTER (WHERE {complete("p")}),
+    INSERT INTO judgments_tally (pool_id, pairs, queued, complete, open_pairs, documents)
+    SELECT target, count(p.id), count(p.id) FILTER (WHERE p.queued_at IS NOT NULL), count(p.id) FILTER (WHERE {complete("p")}),
            count(p.id) FILTER (WHERE {unfilled("p")} AND empty.id IS NULL),
            (SELECT count(*) FROM judgments_document WHERE pool_id = target)
     FROM judgments_pool pl LEFT JOIN judgments_pair p ON p.pool_id = pl.id
@@ -284,6 +284,7 @@ class Migration(migrations.Migration):
                 ),
                 ("pool_id", models.BigIntegerField()),
                 ("rater_id", models.BigIntegerField(blank=True, null=True)),
+                ("pairs", models.IntegerField(db_default=0, default=0)),
                 ("queued", models.IntegerField(db_default=0, default=0)),
                 ("complete", models.IntegerField(db_default=0, default=0)),
                 ("open_pairs", models.IntegerField(db_default=0, default=0)),

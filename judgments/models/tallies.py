@@ -17,6 +17,7 @@ class Tally(models.Model):
 
     pool_id = models.BigIntegerField()  # no foreign key: rows are written by triggers while a pool goes
     rater_id = models.BigIntegerField(null=True, blank=True)
+    pairs = models.IntegerField(default=0, db_default=0)
     queued = models.IntegerField(default=0, db_default=0)  # queued pairs
     complete = models.IntegerField(default=0, db_default=0)  # queued pairs with their grades or a final one
     open_pairs = models.IntegerField(default=0, db_default=0)  # queued, not complete, document with content

@@ -17,8 +17,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgments import access, services
-from judgments.paging import UncountedPage
 from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
+from judgments.paging import UncountedPage
 
 from . import adjudication, grading, queue
 from .display import (
@@ -269,7 +269,9 @@ def my_judgments(request: HttpRequest, pool_name: str) -> HttpResponse:
     )
     # A rater may hold a million judgments in a pool: the query is typed (its id), not picked from a list of
     # every query they judged, and the pages are not counted (the total comes from the stored tallies).
-    filters = MyJudgmentsFilter(request.GET or None, queries=Query.objects.filter(pool=found), grades=found.grades)
+    filters = MyJudgmentsFilter(
+        request.GET or None, queries=Query.objects.filter(pool=found), grades=found.grades
+    )
     progress = grading.rater_progress(request.user, found)
     total = progress["done"]
     if filters.is_valid():
