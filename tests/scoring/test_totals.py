@@ -1,6 +1,7 @@
 """Stored per-run totals (scoring.totals): after every kind of write that changes score rows, the means
 read from them equal a direct computation over the rows, in every flavour and for a pool's own measure
 set; `rebuild` recomputes the same; the migration's frozen column list is today's."""
+# ruff: noqa: F811 (the busy pool and its raters are test_incremental's fixtures)
 
 import importlib
 import math
