@@ -339,6 +339,11 @@ class PoolStability(models.Model):
     expected_tau = models.FloatField(default=0.0)
     judged = models.JSONField(default=dict, help_text="configuration id -> judged@10")
     settled = models.BooleanField(default=False)
+    queries = models.IntegerField(default=0, help_text="queries the bootstrap ran over")
+    problems = models.JSONField(default=list, help_text="why it has not settled")
+    basis = models.JSONField(
+        default=dict, help_text="run id -> mark of the current runs' totals measured (scoring.totals)"
+    )
     measured_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
