@@ -319,7 +319,6 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
         "without_content": open_pairs.filter(document__title="", document__body="").count(),
         "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),
         "cant_judge": Judgment.objects.in_pool(pool).filter(cant_judge=True).count(),
-        "coverage": queue.top_k_coverage(pool, k),
         "build_form": forms.get("build_form")
         or BuildQueueForm(initial={"k": pool.queue_depth, "strategy": pool.queue_strategy}),
         "configuration_form": forms.get("configuration_form")

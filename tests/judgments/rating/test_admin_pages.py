@@ -33,7 +33,10 @@ def test_build_queue_rejects_a_bad_depth(client, site_admin, pool, run):
 def test_send_one_configurations_unjudged_top_k_from_the_page(client, site_admin, pool, run, configuration):
     client.force_login(site_admin)
     page = client.get(reverse("rating:queue", args=[pool.name]), {"k": "1"}).content.decode()
-    assert "bm25" in page and "Send unjudged top 1" in page
+    coverage = reverse("scoring:queue-coverage", args=[pool.name])
+    assert f'hx-get="{coverage}?k=1"' in page  # the panel loads after the page (scoring's judged@k)
+    panel = client.get(coverage, {"k": "1"}).content.decode()
+    assert "bm25" in panel and "Send unjudged top 3" in panel and "showing k = 3" in panel
     client.post(
         reverse("rating:queue-configuration", args=[pool.name]), {"configuration": configuration.pk, "k": "1"}
     )
