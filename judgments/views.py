@@ -9,7 +9,8 @@ from django.shortcuts import get_object_or_404, render
 
 from . import access, tallies
 from .counts import count_of
-from .models import Document, Pool, Query, Ranking, SearchConfiguration
+from .keyset import keyset_page
+from .models import Document, Judgment, Pair, Pool, Query, Ranking, SearchConfiguration
 
 
 @login_not_required
@@ -113,17 +114,25 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
     )
 
 
+RANKINGS_PER_PAGE = 100  # a run of 5,000 queries took 5-10 s to read, name and render whole
+
+
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
         access.runs_for(request.user).select_related("configuration__pool", "submitted_by", "endpoint"),
         pk=run_id,
     )
     private = not access.may_see_rankings(request.user, run.configuration)
-    rankings = (
-        []
-        if private
-        else list(Ranking.objects.filter(run=run).select_related("query").order_by("query__external_id"))
-    )
+    page = None
+    if not private:
+        page = keyset_page(
+            Ranking.objects.filter(run=run).select_related("query"),
+            "query__external_id",
+            RANKINGS_PER_PAGE,
+            after=request.GET.get("after"),
+            before=request.GET.get("before"),
+        )
+    rankings = page.items if page else []
     shown_docs = {pk for ranking in rankings for pk in ranking.doc_ids[:10]}
     names = dict(Document.objects.filter(pk__in=shown_docs).values_list("pk", "external_id"))
     rows = [
@@ -143,5 +152,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "n_queries": Ranking.objects.filter(run=run).count(),
             "current": current,
             "capture": run.captures.select_related("endpoint").first(),
+            "page": page,
+            "page_size": RANKINGS_PER_PAGE,
         },
     )

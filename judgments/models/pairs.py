@@ -66,6 +66,13 @@ class Pair(models.Model):
             models.Index(fields=["pool", "queued_at"], name="pair_queue_idx"),
             models.Index(fields=["held_by"], name="pair_held_by_idx", condition=Q(held_by__isnull=False)),
             models.Index(fields=["final_by"], name="pair_final_by_idx", condition=Q(final_by__isnull=False)),
+            # The queued pairs without a final grade, highest priority first: the missing-content list
+            # is keyset-paged on it (rating.queue.pairs_without_content).
+            models.Index(
+                fields=["pool", "-priority", "-id"],
+                name="pair_unfinished_queue_idx",
+                condition=Q(queued_at__isnull=False, final_grade__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:

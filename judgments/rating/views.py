@@ -324,7 +324,6 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
         "without_content": open_pairs.filter(document__title="", document__body="").count(),
         "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),
         "cant_judge": Judgment.objects.in_pool(pool).filter(cant_judge=True).count(),
-        "coverage": queue.top_k_coverage(pool, k),
         "build_form": forms.get("build_form")
         or BuildQueueForm(initial={"k": pool.queue_depth, "strategy": pool.queue_strategy}),
         "configuration_form": forms.get("configuration_form")
@@ -414,13 +413,21 @@ def queue_upload(request: HttpRequest, pool_name: str) -> HttpResponse:
     return redirect("rating:queue", found.name)
 
 
+MISSING_CONTENT_PER_PAGE = 100
+
+
 @access.require(access.is_admin)
 @require_GET
 def missing_content(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Queued pairs whose document has no content: raters cannot be served them until it is imported."""
     found = access.admin_pool_or_404(request, pool_name)
-    page = Paginator(queue.pairs_without_content(found), 100).get_page(request.GET.get("page"))
-    return render(request, "rating/missing_content.html", {"pool": found, "page": page})
+    after = request.GET.get("after")
+    pairs, next_after = queue.pairs_without_content_page(found, MISSING_CONTENT_PER_PAGE, after)
+    return render(
+        request,
+        "rating/missing_content.html",
+        {"pool": found, "pairs": pairs, "next_after": next_after, "first": not after},
+    )
 
 
 # --- Admin: agreement and adjudication ---------------------------------------------------------------

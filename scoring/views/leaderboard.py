@@ -72,6 +72,12 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
     rows = comparison.leaderboard(found, flavour)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
     background = tasks.pool_status(found)
+    measured = None
+    if rows:
+        cells = sum(row.current.n_queries for row in rows if row.current)
+        measured = stability.for_leaderboard(found, cells)
+        if measured is None or measured.stale:
+            tasks.request_stability(found)
     return render(
         request,
         "scoring/leaderboard.html",
@@ -91,7 +97,8 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
-            "stability": stability.measure(found) if rows else None,
+            "stability": measured,
+            "stability_pending": bool(rows) and (measured is None or measured.stale),
             "notes": evidence.leaderboard_notes(found),
         },
     )
