@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from judgments import snapshots
 from judgments.models import AdjudicationRequest, GradeSource, Judgment, ModelJudge, Pair, Pool
 
 from . import agreement
@@ -72,6 +73,33 @@ def pool_agreement(pool: Pool) -> PoolAgreement:
     return PoolAgreement(alpha=alpha, n_units=n_units, n_raters=len(raters), kappas=kappas)
 
 
+def agreement_value(pool: Pool) -> dict:
+    """pool_agreement as JSON (the stored snapshot's value, judgments.snapshots): raters by id."""
+    result = pool_agreement(pool)
+    return {
+        "alpha": result.alpha,
+        "n_units": result.n_units,
+        "n_raters": result.n_raters,
+        "kappas": [[row["rater_a"].pk, row["rater_b"].pk, row["kappa"], row["n"]] for row in result.kappas],
+    }
+
+
+def agreement_from(value: dict) -> PoolAgreement:
+    """The PoolAgreement of a stored value, the raters read now (one statement)."""
+    users = get_user_model().objects.in_bulk({pk for row in value["kappas"] for pk in row[:2]})
+    kappas = [
+        {"rater_a": users[a], "rater_b": users[b], "kappa": k, "defined": k is not None, "n": n}
+        for a, b, k, n in value["kappas"]
+        if a in users and b in users
+    ]
+    return PoolAgreement(
+        alpha=math.nan if value["alpha"] is None else value["alpha"],
+        n_units=value["n_units"],
+        n_raters=value["n_raters"],
+        kappas=kappas,
+    )
+
+
 def _counted_spread(source: str) -> str:
     """SQL: the spread of a pair's grades that count under `source` (m.id is a model judge's)."""
     everyone = "max(j.grade) - min(j.grade)"
@@ -115,6 +143,7 @@ def request_adjudication(pool: Pool, reasons: dict[int, str], user) -> int:
         [AdjudicationRequest(pair_id=pk, reason=reasons[pk][:300], requested_by=user) for pk in pairs],
         ignore_conflicts=True,
     )
+    snapshots.mark_changed(pool.pk)  # the trust page counts the far pairs not yet sent
     return AdjudicationRequest.objects.filter(pair_id__in=pairs).count() - before
 
 
