@@ -21,6 +21,7 @@ class ScoringConfig(AppConfig):
         post_save.connect(receivers.on_pool_saved, sender=Pool, dispatch_uid="scoring.pool_post_save")
         # The heavy statistics' stored snapshots (judgments.snapshots; computed in scoring.snapshots).
         snapshots.register("agreement", "scoring.snapshots.agreement_value")
+        snapshots.register("disagreements", "judgments.rating.adjudication.disagreements_value")
         snapshots.register("trust", "scoring.snapshots.trust_value", "scoring.snapshots.judge_keys")
         snapshots.register(
             "estimates", "scoring.snapshots.estimates_value", "scoring.snapshots.estimate_keys"

@@ -54,10 +54,11 @@ from .pools import (
     no_whitespace,
 )
 from .runs import ArrayHasNoDuplicates, Ranking, Run, RunQuerySet, SearchConfiguration
-from .snapshots import Snapshot, SnapshotDue
+from .snapshots import Disagreement, Snapshot, SnapshotDue
 from .uploads import Upload, UploadPart
 
 __all__ = [
+    "Disagreement",
     "Snapshot",
     "SnapshotDue",
     "DISTRACTOR",

@@ -35,3 +35,22 @@ class SnapshotDue(models.Model):
 
     def __str__(self) -> str:
         return f"snapshots of {self.pool_id} due since {self.since}"
+
+
+class Disagreement(models.Model):
+    """A pair of the disagreements page at its place (`rank`, 1..n) in the page's order, as of the pool's
+    "disagreements" snapshot: written whole by judgments.rating.adjudication.store_disagreements, read a
+    page at a time on (pool, rank)."""
+
+    pool = models.ForeignKey(Pool, models.CASCADE, related_name="+", db_index=False)  # one_rank_...
+    rank = models.PositiveIntegerField()
+    pair = models.ForeignKey("Pair", models.CASCADE, related_name="+")
+    spread = models.SmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "rank"], name="one_disagreement_per_pool_rank")
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} of {self.pool_id}: pair {self.pair_id} (spread {self.spread})"

@@ -442,17 +442,22 @@ def agreement(request: HttpRequest, pool_name: str) -> HttpResponse:
 @require_GET
 def disagreements(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.admin_pool_or_404(request, pool_name)
-    ids = adjudication.disagreement_ids(found)
-    page = Paginator(ids, 25).get_page(request.GET.get("page"))
+    # The order is stored (a snapshot computed by a task when the pool changed) and read a page at a time.
+    shown = snapshots.read(found, "disagreements")[""]
+    counts = shown.value or {"total": 0, "unsettled": 0}
+    page = Paginator(adjudication.StoredDisagreements(found, counts["total"]), 25).get_page(
+        request.GET.get("page")
+    )
     return render(
         request,
         "rating/disagreements.html",
         {
             "pool": found,
             "page": page,
+            "snapshot": shown,
             "pairs": adjudication.disagreements(found, pair_ids=page.object_list),
-            "total": len(ids),
-            "unsettled": Pair.objects.filter(pk__in=ids, final_grade__isnull=True).count(),
+            "total": counts["total"],
+            "unsettled": counts["unsettled"],
             "scale": grade_scale(found),
             "spread": adjudication.DISAGREEMENT_SPREAD,
         },
