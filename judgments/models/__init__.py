@@ -9,6 +9,7 @@ uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
 evidence   the human sample for prediction-powered estimates, and judges' probe answers
 tallies    stored counts (pairs' human grades, pools' and raters' counts) kept by triggers
+snapshots  stored snapshots of heavy statistics and the change marker (judgments.snapshots)
 jobs       the rule for a background job whose process died (captures, judging runs)
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
@@ -54,10 +55,14 @@ from .pools import (
     no_whitespace,
 )
 from .runs import ArrayHasNoDuplicates, Ranking, Run, RunQuerySet, SearchConfiguration
+from .snapshots import Disagreement, Snapshot, SnapshotDue
 from .tallies import Tally
 from .uploads import Upload, UploadPart
 
 __all__ = [
+    "Disagreement",
+    "Snapshot",
+    "SnapshotDue",
     "DISTRACTOR",
     "DISTRACTOR_DESCRIPTION",
     "DISTRACTOR_LABEL",
