@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from judgments import snapshots
 from judgments.models import Pool, Run
 from judgments.services import commit_without_waiting
 
@@ -156,3 +157,4 @@ def on_pool_saved(sender, instance: Pool, created: bool = False, **kwargs) -> No
     from . import tasks
 
     tasks.recompute_pool.enqueue(instance.pk)  # in the saving transaction, if any: durable with it
+    snapshots.mark_changed(instance.pk)  # agreement, trust and estimates follow the grade rule too

@@ -362,6 +362,11 @@ def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
         mask = run_of == run.pk
         means = {name: float(values[mask].sum() / len(queries)) for name, values in scored.items()}
         placings.append(Placing(run.configuration, run.pk, means["human"], means["judge"]))
+    return decided(placings, len(queries))
+
+
+def decided(placings: list[Placing], n_queries: int) -> Decisions:
+    """Rank `placings` both ways and list the configuration pairs that flip (the Decisions of them)."""
     placings.sort(key=lambda p: (-p.human, p.configuration.name))
     for rank, placing in enumerate(placings, start=1):
         placing.human_rank = rank
@@ -374,7 +379,7 @@ def _decisions(pool: Pool, humans: Grades, judged: Grades) -> Decisions | None:
         if (a.human - b.human) * (a.judge - b.judge) < 0
     ]
     tau = kendall_tau_b([p.human for p in placings], [p.judge for p in placings])
-    return Decisions(placings, tau, flips, len(queries))
+    return Decisions(placings, tau, flips, n_queries)
 
 
 # --- Pages ----------------------------------------------------------------------------------------------

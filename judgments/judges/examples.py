@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from judgments import snapshots
 from judgments.models import JudgeExample, Judgment, ModelJudge, Pair, SampledQuery
 from judgments.scale import rounded_grade
 
@@ -78,6 +79,7 @@ def examples_for(judge: ModelJudge) -> list[Example]:
                 )
                 for pk in choose(judge, judge.example_count)
             )
+            snapshots.mark_changed(judge.pool_id)  # examples leave the judge's trust figures
     kept = judge.examples.select_related("pair__query", "pair__document").order_by("-grade", "pk")
     return [Example(pair_text(e.pair), e.grade, e.reason) for e in kept]
 

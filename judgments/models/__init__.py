@@ -8,6 +8,7 @@ capture    search endpoints (one row per version) and capture jobs; secret_field
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
 evidence   the human sample for prediction-powered estimates, and judges' probe answers
+snapshots  stored snapshots of heavy statistics and the change marker (judgments.snapshots)
 jobs       the rule for a background job whose process died (captures, judging runs)
 
 Rules that must never break (grade range, one judgment per rater and pair, no duplicate document in
@@ -53,9 +54,13 @@ from .pools import (
     no_whitespace,
 )
 from .runs import ArrayHasNoDuplicates, Ranking, Run, RunQuerySet, SearchConfiguration
+from .snapshots import Disagreement, Snapshot, SnapshotDue
 from .uploads import Upload, UploadPart
 
 __all__ = [
+    "Disagreement",
+    "Snapshot",
+    "SnapshotDue",
     "DISTRACTOR",
     "DISTRACTOR_DESCRIPTION",
     "DISTRACTOR_LABEL",

@@ -14,12 +14,22 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 
-from judgments.models import AdjudicationRequest, GradeSource, Judgment, ModelJudge, Pair, Pool
+from judgments import snapshots
+from judgments.models import (
+    AdjudicationRequest,
+    Disagreement,
+    GradeSource,
+    Judgment,
+    ModelJudge,
+    Pair,
+    Pool,
+)
 
 from . import agreement
 
@@ -72,6 +82,33 @@ def pool_agreement(pool: Pool) -> PoolAgreement:
     return PoolAgreement(alpha=alpha, n_units=n_units, n_raters=len(raters), kappas=kappas)
 
 
+def agreement_value(pool: Pool) -> dict:
+    """pool_agreement as JSON (the stored snapshot's value, judgments.snapshots): raters by id."""
+    result = pool_agreement(pool)
+    return {
+        "alpha": result.alpha,
+        "n_units": result.n_units,
+        "n_raters": result.n_raters,
+        "kappas": [[row["rater_a"].pk, row["rater_b"].pk, row["kappa"], row["n"]] for row in result.kappas],
+    }
+
+
+def agreement_from(value: dict) -> PoolAgreement:
+    """The PoolAgreement of a stored value, the raters read now (one statement)."""
+    users = get_user_model().objects.in_bulk({pk for row in value["kappas"] for pk in row[:2]})
+    kappas = [
+        {"rater_a": users[a], "rater_b": users[b], "kappa": k, "defined": k is not None, "n": n}
+        for a, b, k, n in value["kappas"]
+        if a in users and b in users
+    ]
+    return PoolAgreement(
+        alpha=math.nan if value["alpha"] is None else value["alpha"],
+        n_units=value["n_units"],
+        n_raters=value["n_raters"],
+        kappas=kappas,
+    )
+
+
 def _counted_spread(source: str) -> str:
     """SQL: the spread of a pair's grades that count under `source` (m.id is a model judge's)."""
     everyone = "max(j.grade) - min(j.grade)"
@@ -83,27 +120,89 @@ def _counted_spread(source: str) -> str:
     return f"COALESCE({humans}, {everyone})"  # no human grade: the models' grades count
 
 
+def _disagreeing_sql(source: str) -> str:
+    """SQL of the disagreeing pairs of pool %(pool)s (spread %(spread)s or more, or sent by hand), with
+    their spread and the page's order (unsettled first, then the widest spread, then by ids)."""
+    return f"""
+        SELECT p.id, max(j.grade) - min(j.grade) AS spread,
+               row_number() OVER (
+                   ORDER BY p.final_grade IS NOT NULL, max(j.grade) - min(j.grade) DESC, q.external_id, d.external_id
+               ) AS rank,
+               p.final_grade IS NULL AS unsettled
+        FROM judgments_judgment j
+        JOIN judgments_pair p ON p.id = j.pair_id
+        JOIN judgments_query q ON q.id = p.query_id
+        JOIN judgments_document d ON d.id = p.document_id
+        LEFT JOIN judgments_modeljudge m ON m.user_id = j.rater_id
+        LEFT JOIN judgments_adjudicationrequest r ON r.pair_id = p.id
+        WHERE p.pool_id = %(pool)s AND NOT j.cant_judge
+        GROUP BY p.id, q.external_id, d.external_id, r.id
+        HAVING {_counted_spread(source)} >= %(spread)s OR r.id IS NOT NULL
+    """
+
+
 def disagreement_ids(pool: Pool, spread: int = DISAGREEMENT_SPREAD) -> list[int]:
     """Pairs whose grades (those that count under the pool's grade source) differ by `spread` or more,
     and pairs sent to adjudication by hand: unsettled first, then the widest spread, then by ids."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""
-            SELECT p.id
-            FROM judgments_judgment j
-            JOIN judgments_pair p ON p.id = j.pair_id
-            JOIN judgments_query q ON q.id = p.query_id
-            JOIN judgments_document d ON d.id = p.document_id
-            LEFT JOIN judgments_modeljudge m ON m.user_id = j.rater_id
-            LEFT JOIN judgments_adjudicationrequest r ON r.pair_id = p.id
-            WHERE p.pool_id = %s AND NOT j.cant_judge
-            GROUP BY p.id, q.external_id, d.external_id, r.id
-            HAVING {_counted_spread(GradeSource(pool.grade_source))} >= %s OR r.id IS NOT NULL
-            ORDER BY p.final_grade IS NOT NULL, max(j.grade) - min(j.grade) DESC, q.external_id, d.external_id
-            """,
-            [pool.pk, spread],
+            f"SELECT id FROM ({_disagreeing_sql(GradeSource(pool.grade_source))}) s ORDER BY rank",
+            {"pool": pool.pk, "spread": spread},
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def store_disagreements(pool: Pool) -> dict:
+    """Store the disagreements page's order (judgments.models.Disagreement: every disagreeing pair at its
+    rank), replacing the pool's previous one; the "disagreements" snapshot's value: how many, how many
+    without a final grade. Set-based: one DELETE and one INSERT ... SELECT, under the pool's lock."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_STORE_LOCK, pool.pk])
+        cursor.execute("DELETE FROM judgments_disagreement WHERE pool_id = %s", [pool.pk])
+        cursor.execute(
+            f"""
+            WITH ranked AS ({_disagreeing_sql(GradeSource(pool.grade_source))}),
+            stored AS (
+                INSERT INTO judgments_disagreement (pool_id, rank, pair_id, spread)
+                SELECT %(pool)s, rank, id, spread FROM ranked
+            )
+            SELECT count(*), count(*) FILTER (WHERE unsettled) FROM ranked
+            """,
+            {"pool": pool.pk, "spread": DISAGREEMENT_SPREAD},
+        )
+        total, unsettled = cursor.fetchone()
+    return {"total": total, "unsettled": unsettled}
+
+
+def disagreements_value(pool: Pool, key: str = "") -> dict:
+    """The "disagreements" snapshot (judgments.snapshots): the order stored, and its counts."""
+    return store_disagreements(pool)
+
+
+_STORE_LOCK = 0x5A4F  # first key of the advisory lock a pool's store_disagreements holds
+
+
+class StoredDisagreements(Sequence):
+    """The stored order of a pool's disagreeing pairs as a sequence of pair ids (for a Paginator): its
+    length is the snapshot's count, a slice reads those ranks on the (pool, rank) index."""
+
+    def __init__(self, pool: Pool, total: int):
+        self.pool, self.total = pool, total
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            return self[index : index + 1][0]
+        start, stop, _ = index.indices(self.total)
+        if stop <= start:
+            return []
+        return list(
+            Disagreement.objects.filter(pool=self.pool, rank__gt=start, rank__lte=stop)
+            .order_by("rank")
+            .values_list("pair_id", flat=True)
+        )
 
 
 def request_adjudication(pool: Pool, reasons: dict[int, str], user) -> int:
@@ -115,6 +214,7 @@ def request_adjudication(pool: Pool, reasons: dict[int, str], user) -> int:
         [AdjudicationRequest(pair_id=pk, reason=reasons[pk][:300], requested_by=user) for pk in pairs],
         ignore_conflicts=True,
     )
+    snapshots.mark_changed(pool.pk)  # the trust page counts the far pairs not yet sent
     return AdjudicationRequest.objects.filter(pair_id__in=pairs).count() - before
 
 
@@ -136,7 +236,9 @@ def disagreements(
         by_pair[judgment.pair_id].append(judgment)
     result = []
     for pk in ids:
-        pair = pairs[pk]
+        pair = pairs.get(pk)
+        if pair is None:  # deleted since the stored order was computed
+            continue
         grades = [j.grade for j in by_pair[pk] if not j.cant_judge]
         pair.spread = max(grades) - min(grades) if grades else 0
         pair.all_judgments = by_pair[pk]

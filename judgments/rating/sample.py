@@ -21,6 +21,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count
 
+from judgments import snapshots
 from judgments.models import (
     HumanSample,
     Pair,
@@ -78,6 +79,7 @@ def draw_sample(
         )
         SampledQuery.objects.bulk_create(SampledQuery(sample=sample, query_id=pk) for pk, _ in picked)
         queued = queue.queue_queries(pool, [pk for pk, _ in picked], depth)
+        snapshots.mark_changed(pool.pk)  # the estimates follow the sample
     return Drawn(sample, [external for _, external in picked], replaced, queued)
 
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgments import access, services
+from judgments import access, services, snapshots
 from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
 
 from . import adjudication, grading, queue
@@ -425,12 +425,14 @@ def missing_content(request: HttpRequest, pool_name: str) -> HttpResponse:
 @require_GET
 def agreement(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.admin_pool_or_404(request, pool_name)
+    shown = snapshots.read(found, "agreement")[""]  # stored: computed by a task when the pool changed
     return render(
         request,
         "rating/agreement.html",
         {
             "pool": found,
-            "agreement": adjudication.pool_agreement(found),
+            "agreement": adjudication.agreement_from(shown.value) if shown.value is not None else None,
+            "snapshot": shown,
             "judges": found.judges.select_related("user"),
         },
     )
@@ -440,17 +442,22 @@ def agreement(request: HttpRequest, pool_name: str) -> HttpResponse:
 @require_GET
 def disagreements(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.admin_pool_or_404(request, pool_name)
-    ids = adjudication.disagreement_ids(found)
-    page = Paginator(ids, 25).get_page(request.GET.get("page"))
+    # The order is stored (a snapshot computed by a task when the pool changed) and read a page at a time.
+    shown = snapshots.read(found, "disagreements")[""]
+    counts = shown.value or {"total": 0, "unsettled": 0}
+    page = Paginator(adjudication.StoredDisagreements(found, counts["total"]), 25).get_page(
+        request.GET.get("page")
+    )
     return render(
         request,
         "rating/disagreements.html",
         {
             "pool": found,
             "page": page,
+            "snapshot": shown,
             "pairs": adjudication.disagreements(found, pair_ids=page.object_list),
-            "total": len(ids),
-            "unsettled": Pair.objects.filter(pk__in=ids, final_grade__isnull=True).count(),
+            "total": counts["total"],
+            "unsettled": counts["unsettled"],
             "scale": grade_scale(found),
             "spread": adjudication.DISAGREEMENT_SPREAD,
         },

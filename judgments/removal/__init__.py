@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from judgments import snapshots
 from judgments.models import (
     Document,
     Judgment,
@@ -161,13 +162,24 @@ def delete(target) -> Plan:
     planned = plan(target)
     if planned.action != DELETE:
         raise RemovalRefused(planned.line)
+    pool_id = _pool_id(target)
     if isinstance(target, ModelJudge):
         user = target.user
         target.delete()
         user.delete()
     else:
         target.delete()
+    if pool_id is not None and not isinstance(target, Pool):
+        snapshots.mark_changed(pool_id)  # trust and estimates list judges and configurations
     return planned
+
+
+def _pool_id(target) -> int | None:
+    if isinstance(target, ModelJudge | SearchConfiguration):
+        return target.pool_id
+    if isinstance(target, Run):
+        return target.configuration.pool_id
+    return None
 
 
 ARCHIVABLE = (ModelJudge, SearchConfiguration, Pool)
@@ -184,4 +196,7 @@ def archive(target, archived: bool = True) -> None:
                 f"Refused: {planned.what} cannot be archived now: {'; '.join(planned.blocks)}."
             )
     target.archived_at = timezone.now() if archived else None
-    type(target).objects.filter(pk=target.pk).update(archived_at=target.archived_at)
+    with transaction.atomic():
+        type(target).objects.filter(pk=target.pk).update(archived_at=target.archived_at)
+        if not isinstance(target, Pool):
+            snapshots.mark_changed(target.pool_id)  # trust and estimates list judges and configurations

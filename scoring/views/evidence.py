@@ -17,12 +17,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from judgments import access
+from judgments import access, snapshots
 from judgments.models import ModelJudge, Pool
 from judgments.rating import queue
 from judgments.rating.sample import SampleError, draw_sample, sample_status
 
 from .. import estimates as ppi_estimates
+from .. import snapshots as stored
 from ..assessors import MIN_GRADES, assessor_boards, humans_top
 from ..circularity import circular_configurations
 from ..flavours import DEFAULT_FLAVOUR, FLAVOURS
@@ -60,18 +61,31 @@ def estimates_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     flavour = request.GET.get("flavour") or request.GET.get("flavor") or DEFAULT_FLAVOUR
     status = sample_status(found)
     tables, problems = [], []
-    for judge in ModelJudge.objects.filter(pool=found).select_related("user"):
-        try:
-            table = ppi_estimates.estimates(found, judge, measure, flavour)
-        except ppi_estimates.EstimateError as error:
-            problems.append((judge, str(error)))
+    judges = list(ModelJudge.objects.filter(pool=found).select_related("user"))
+    try:
+        key_measure = ppi_estimates.measure_name(ppi_estimates.measure_key(measure))
+        key_flavour = ppi_estimates.check_flavour(flavour)
+    except ppi_estimates.EstimateError as error:
+        problems, judges = [(judge, str(error)) for judge in judges], []
+    # Stored: computed by a task when the pool changed (scoring.snapshots), inline on a small pool.
+    keys = {judge.pk: stored.estimate_key(judge, key_measure, key_flavour) for judge in judges}
+    shown = snapshots.read(found, "estimates", keys.values()) if judges else {}
+    configurations = stored.configurations_of(s.value for s in shown.values())
+    circular = circular_configurations(found) if judges else []
+    for judge in judges:
+        value = shown[keys[judge.pk]].value
+        if value is None:
+            continue  # being computed: the snapshot note says so
+        if "error" in value:
+            problems.append((judge, value["error"]))
             continue
+        table = stored.estimates_from(judge, value, configurations)
         difference = None
         names = [row.configuration.name for row in table.rows]
         a, b = request.GET.get("a"), request.GET.get("b")
         if a in names and b in names and a != b:
             difference = {"a": a, "b": b, "estimate": table.difference(names.index(a), names.index(b))}
-        tables.append({"table": table, "difference": difference, "circular": circular_configurations(found)})
+        tables.append({"table": table, "difference": difference, "circular": circular})
     template = "scoring/_estimates_tables.html" if request.GET.get("fragment") else "scoring/estimates.html"
     return render(
         request,
@@ -81,6 +95,7 @@ def estimates_page(request: HttpRequest, pool_name: str) -> HttpResponse:
             "status": status,
             "tables": tables,
             "problems": problems,
+            "snapshot": snapshots.oldest(shown.values()),
             "measure": measure,
             "flavour": flavour,
             "measures": MEASURES_OFFERED,

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from judgments import access
+from judgments import access, snapshots
 from judgments.judges import probes, probing
 from judgments.models import ModelJudge
 from judgments.rating import adjudication
@@ -16,7 +16,8 @@ from judgments.rating.display import grade_scale
 
 from .. import metrics
 from ..circularity import circular_configurations
-from ..trust import FAR, FEW_PAIRS, far_pairs, judge_trust, verdict
+from ..snapshots import trust_from
+from ..trust import FAR, FEW_PAIRS, far_pairs, verdict
 
 
 def _judge_or_404(request: HttpRequest, pool_name: str, name: str) -> ModelJudge:
@@ -30,7 +31,9 @@ def _judge_or_404(request: HttpRequest, pool_name: str, name: str) -> ModelJudge
 @require_GET
 def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
     judge = _judge_or_404(request, pool_name, name)
-    trust = judge_trust(judge)
+    # Stored: computed by a task when the pool changed (scoring.snapshots), inline on a small pool.
+    shown = snapshots.read(judge.pool, "trust", [str(judge.pk)])[str(judge.pk)]
+    trust = trust_from(judge, shown.value) if shown.value is not None else None
     scale = [(e["grade"], e["label"]) for e in grade_scale(judge.pool)]
     rows = [
         {
@@ -42,7 +45,7 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
             ],
             "total": sum(row),
         }
-        for (g, label), row in zip(scale, trust.confusion, strict=False)
+        for (g, label), row in zip(scale, trust.confusion if trust else [], strict=False)
     ]
     probed = list(probing.results(judge).values())
     circular = circular_configurations(judge.pool, judge)
@@ -53,10 +56,11 @@ def trust_page(request: HttpRequest, pool_name: str, name: str) -> HttpResponse:
             "pool": judge.pool,
             "judge": judge,
             "trust": trust,
-            "verdict": verdict(trust, probed=probed, circular=circular),
+            "snapshot": shown,
+            "verdict": verdict(trust, probed=probed, circular=circular) if trust else None,
             "confusion_rows": rows,
             "judge_totals": [sum(col) for col in zip(*trust.confusion, strict=True)]
-            if trust.confusion
+            if trust and trust.confusion
             else [],
             "scale": scale,
             "far_spread": FAR,

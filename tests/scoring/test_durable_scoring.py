@@ -24,6 +24,12 @@ from scoring.models import CellScore
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def tasks_but_snapshots():
+    """The task rows but the pools' snapshot refreshes (judgments.snapshots), which every grade and run
+    also enqueues."""
+    return DBTaskResult.objects.exclude(task_path="judgments.snapshots.refresh_snapshots")
+
+
 @pytest.fixture
 def worker_signals():
     """db_worker installs its own SIGINT/SIGTERM handlers; put pytest's back afterwards."""
@@ -55,7 +61,7 @@ def test_a_grade_and_its_scoring_task_are_written_in_one_transaction(pool, rater
     )
     before = timezone.now()
     judgment_services.record_judgment(pair, rater, grade=3)
-    (task,) = DBTaskResult.objects.all()
+    (task,) = tasks_but_snapshots().all()
     assert task.task_path == "scoring.tasks.rescore_queries"
     assert task.args_kwargs["args"] == [pool.pk, [pair.query_id]]
     assert task.status == "READY" and task.run_after > before + timedelta(seconds=60)
@@ -67,7 +73,7 @@ def test_a_refused_change_leaves_no_task(pool, rater):
     )
     with pytest.raises(judgment_services.JudgmentError):
         judgment_services.record_judgment(pair, rater, grade=9)
-    assert not DBTaskResult.objects.exists()
+    assert not tasks_but_snapshots().exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -75,7 +81,7 @@ def test_after_the_commit_the_update_is_done_and_its_task_deleted(pool, rater, c
     graded(pool, rater)
     run = judgment_services.record_run(configuration, {"q1": ["d2", "d1"], "q2": ["d3"]}, source="api")
     assert CellScore.objects.filter(run=run).count() == 2
-    assert not DBTaskResult.objects.exists()
+    assert not tasks_but_snapshots().exists()
 
 
 @pytest.mark.slow
@@ -103,7 +109,7 @@ def test_an_import_killed_after_its_commit_is_scored_by_the_worker(
     assert result.returncode == 9, result.stderr.decode()[-2000:]
     run = Run.objects.get(configuration=configuration, tag="crash")
     assert not CellScore.objects.filter(run=run).exists()
-    (task,) = DBTaskResult.objects.all()
+    (task,) = tasks_but_snapshots().all()
     assert (task.task_path, task.args_kwargs["args"], task.status) == (
         "scoring.tasks.score_run",
         [pool.pk, run.pk],
@@ -111,10 +117,10 @@ def test_an_import_killed_after_its_commit_is_scored_by_the_worker(
     )
 
     run_worker()  # not due yet: the update after the commit might still be running
-    assert DBTaskResult.objects.get().status == "READY"
-    DBTaskResult.objects.update(run_after=timezone.now())  # SAFETY_DELAY later
+    assert tasks_but_snapshots().get().status == "READY"
+    tasks_but_snapshots().update(run_after=timezone.now())  # SAFETY_DELAY later
     run_worker()
-    task = DBTaskResult.objects.get()
+    task = tasks_but_snapshots().get()
     assert task.status == "SUCCESSFUL", task.traceback
     assert CellScore.objects.filter(run=run).count() == 2
     again = services.rescore_pool(pool)  # the worker's scores are the right ones: nothing to change
@@ -151,7 +157,7 @@ def test_a_task_whose_worker_was_killed_is_marked_failed_and_can_be_retried(
                 stderr=subprocess.DEVNULL,
             )
             deadline = time.monotonic() + 60
-            while not (DBTaskResult.objects.get(id=result.id).status == "RUNNING" and _lock_held(result.id)):
+            while not (tasks_but_snapshots().get(id=result.id).status == "RUNNING" and _lock_held(result.id)):
                 assert time.monotonic() < deadline and worker.poll() is None, "the worker never ran the task"
                 time.sleep(0.1)
             assert tasks.fail_lost_tasks(later) == 0  # running, its worker alive: left alone
@@ -165,10 +171,10 @@ def test_a_task_whose_worker_was_killed_is_marked_failed_and_can_be_retried(
     finally:
         if worker is not None and worker.poll() is None:
             worker.kill()
-    assert DBTaskResult.objects.get(id=result.id).status == "RUNNING"
+    assert tasks_but_snapshots().get(id=result.id).status == "RUNNING"
     assert tasks.fail_lost_tasks() == 0  # claimed a moment ago: may not hold its lock yet
     assert tasks.fail_lost_tasks(later) == 1
-    lost = DBTaskResult.objects.get(id=result.id)
+    lost = tasks_but_snapshots().get(id=result.id)
     assert lost.status == "FAILED" and lost.exception_class_path == tasks.LOST
 
     leaderboard = f"/pools/{pool.name}/leaderboard/"
@@ -180,7 +186,7 @@ def test_a_task_whose_worker_was_killed_is_marked_failed_and_can_be_retried(
     page = client.get(leaderboard).content.decode()
     assert "Full recompute failed" in page and ">Retry</button>" in page
     assert client.post(f"/pools/{pool.name}/recompute/", {"next": leaderboard}).status_code == 302
-    assert DBTaskResult.objects.filter(status="READY", task_path="scoring.tasks.recompute_pool").count() == 1
+    assert tasks_but_snapshots().filter(status="READY", task_path="scoring.tasks.recompute_pool").count() == 1
     assert "waiting for a task worker" in client.get(leaderboard).content.decode()
     run_worker()
     page = client.get(leaderboard).content.decode()

@@ -135,7 +135,9 @@ def test_a_run_started_on_the_page_is_done_by_the_worker(client, site_admin, cha
 
     run.refresh_from_db()
     assert (run.status, run.total, run.done, run.graded, run.calls) == ("finished", 6, 6, 6, 6)
-    assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+    # The judge's run is done; the grades made the pool's snapshots due (their refresh waits a minute).
+    assert DBTaskResult.objects.get(task_path="judgments.judges.tasks.judge_run").status == "SUCCESSFUL"
+    assert DBTaskResult.objects.get(task_path="judgments.snapshots.refresh_snapshots").status == "READY"
     mine = Judgment.objects.filter(rater=judge.user).select_related("pair__document")
     assert len(mine) == 6 and all(j.grade == grade_of(j.pair.document.external_id) for j in mine)
     fragment = client.get(f"/pools/judged/judges/gpt-judge/runs/{run.pk}/", HTTP_HX_REQUEST="true")
@@ -215,7 +217,7 @@ def test_the_grade_source_form_changes_the_pool_and_queues_a_recompute(
         response = client.post("/pools/judged/judges/grade-source/", {"grade_source": "fill"}, follow=True)
     pool.refresh_from_db()
     assert pool.grade_source == "fill" and "recomputed in the background" in response.content.decode()
-    (task,) = DBTaskResult.objects.all()
+    (task,) = DBTaskResult.objects.exclude(task_path="judgments.snapshots.refresh_snapshots")
     assert task.task_path == "scoring.tasks.recompute_pool"
     client.post("/pools/judged/judges/grade-source/", {"grade_source": "everything"})
     pool.refresh_from_db()
