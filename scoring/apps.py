@@ -26,3 +26,4 @@ class ScoringConfig(AppConfig):
         snapshots.register(
             "estimates", "scoring.snapshots.estimates_value", "scoring.snapshots.estimate_keys"
         )
+        snapshots.register("assessors", "scoring.assessors.snapshot_value")
