@@ -27,3 +27,4 @@ class ScoringConfig(AppConfig):
             "estimates", "scoring.snapshots.estimates_value", "scoring.snapshots.estimate_keys"
         )
         snapshots.register("assessors", "scoring.assessors.snapshot_value")
+        snapshots.register("rater_quality", "judgments.rating.quality.rater_value")
