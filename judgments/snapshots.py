@@ -16,7 +16,9 @@ busy row, but for the first writer after a refresh, which also enqueues the refr
 REFRESH_DELAY later, so that a burst of grades is computed once. An unchanged pool has no row and is
 never recomputed.
 
-`refresh(pool)` (the task `refresh_snapshots`) deletes the row, waits for the transactions that were
+The task puts itself off while the last refresh is recent for what it cost (`next_refresh`: COST_FACTOR
+times its seconds), so a big pool graded all day keeps the worker busy a fifth of the time at most.
+`refresh(pool)` (what the task and `manage.py refresh_snapshots` run) deletes the row, waits for the transactions that were
 writing at that moment (they may have found the row there and not inserted it) and computes every
 snapshot of the pool from what is committed then. A write during the computation inserts the row again,
 so another refresh follows.
@@ -37,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from django_tasks import task
@@ -48,6 +50,9 @@ logger = logging.getLogger(__name__)
 
 SMALL_PAIRS = 20_000  # a pool with at most this many pairs computes its snapshots inline on a page
 REFRESH_DELAY = timedelta(seconds=60)  # the refresh runs this long after the first change
+# ... and no sooner after the previous one than this many times what that one cost, so that a big pool
+# graded all day keeps the worker busy with its snapshots at most a fifth of the time.
+COST_FACTOR = 4
 WRITERS_TIMEOUT = 60.0  # seconds the refresh waits for the transactions writing when it began
 
 
@@ -293,12 +298,29 @@ def _stored(pool: Pool):
     return Snapshot.objects.filter(pool=pool).values_list("kind", "key", "computed_at")
 
 
+def next_refresh(pool: Pool) -> datetime | None:
+    """When the pool's next refresh may start: COST_FACTOR times the last one's cost after it ended
+    (None: now)."""
+    last = Snapshot.objects.filter(pool=pool, computed_at__isnull=False).aggregate(
+        at=models.Max("computed_at"), cost=models.Sum("seconds")
+    )
+    if last["at"] is None:
+        return None
+    earliest = last["at"] + COST_FACTOR * timedelta(seconds=last["cost"] or 0.0)
+    return earliest if earliest > timezone.now() else None
+
+
 @task()
 def refresh_snapshots(pool_id: int) -> dict:
-    """Recompute the snapshots of a pool that changed (enqueued by mark_changed). Returns a summary."""
+    """Recompute the snapshots of a pool that changed (enqueued by mark_changed), or put itself off to
+    `next_refresh` when the last refresh was recent for its cost. Returns a summary."""
     pool = Pool.objects.filter(pk=pool_id).first()
     if pool is None:
         return {"pool": pool_id, "deleted": True}
+    later = next_refresh(pool)
+    if later is not None:
+        refresh_snapshots.using(run_after=later).enqueue(pool_id)
+        return {"pool": pool.name, "put_off_until": later.isoformat()}
     done = refresh(pool)
     return {
         "pool": done.pool,

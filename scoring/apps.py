@@ -22,6 +22,7 @@ class ScoringConfig(AppConfig):
         # The heavy statistics' stored snapshots (judgments.snapshots; computed in scoring.snapshots).
         snapshots.register("agreement", "scoring.snapshots.agreement_value")
         snapshots.register("disagreements", "judgments.rating.adjudication.disagreements_value")
+        snapshots.register("judge", "judgments.judges.services.judge_counts", "scoring.snapshots.judge_keys")
         snapshots.register("trust", "scoring.snapshots.trust_value", "scoring.snapshots.judge_keys")
         snapshots.register(
             "estimates", "scoring.snapshots.estimates_value", "scoring.snapshots.estimate_keys"

@@ -27,7 +27,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -162,7 +162,27 @@ def key_is_set(judge: ModelJudge, environ: Mapping[str, str] | None = None) -> b
 
 
 def select_pairs(judge: ModelJudge, selection: str = "queued", limit: int | None = None) -> list[int]:
-    """Pair ids the judge should answer, in the order it will: pairs it has not answered yet whose
+    """Pair ids the judge should answer, in the order it will (see `selectable`)."""
+    ids = selectable(judge, selection).values_list("pk", flat=True)
+    return list(ids[:limit] if limit is not None else ids)
+
+
+def judge_counts(pool: Pool, key: str) -> dict | None:
+    """The judge pages' counts of judge `key` (the "judge" snapshot, judgments.snapshots; None: no such
+    judge any more): its grades and can't-judge answers in the pool, and the pairs each selection would
+    still ask it."""
+    judge = ModelJudge.objects.select_related("pool").filter(pool=pool, pk=int(key)).first()
+    if judge is None:
+        return None
+    counts = Judgment.objects.filter(rater_id=judge.user_id, pair__pool=pool).aggregate(
+        graded=Count("pk", filter=Q(cant_judge=False)), cant=Count("pk", filter=Q(cant_judge=True))
+    )
+    waiting = {s.replace("-", "_"): selectable(judge, s).order_by().count() for s in SELECTIONS}
+    return {**counts, "waiting": waiting}
+
+
+def selectable(judge: ModelJudge, selection: str = "queued"):
+    """The pairs the judge should answer, in the order it will: pairs it has not answered yet whose
     document has content, among
     - "queued": those waiting in the raters' queue (queued, no final grade, still short of the pool's
       raters_per_pair human grades: what rating.queue.open_pairs calls open), highest priority first;
@@ -191,8 +211,7 @@ def select_pairs(judge: ModelJudge, selection: str = "queued", limit: int | None
         order = ("query_id", "id")
     else:
         order = ("query_id", "id")
-    ids = pairs.order_by(*order).values_list("pk", flat=True)
-    return list(ids[:limit] if limit is not None else ids)
+    return pairs.order_by(*order)
 
 
 # --- Judging --------------------------------------------------------------------------------------

@@ -5,13 +5,12 @@ environment variable, and whether that variable is set on this server."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgments import access
-from judgments.models import JudgeRun, Judgment, ModelJudge, Pool
+from judgments import access, snapshots
+from judgments.models import JudgeRun, ModelJudge, Pool
 
 from . import services, tasks
 from .forms import GradeSourceForm, JudgeForm, RunForm
@@ -29,21 +28,12 @@ def _judge(pool: Pool, name: str) -> ModelJudge:
 @require_GET
 def judge_list(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.admin_pool_or_404(request, pool_name)
-    judges = list(
-        found.judges.filter(archived_at__isnull=True)
-        .select_related("user")
-        .annotate(
-            n_graded=Count(
-                "user__judgments",
-                filter=Q(user__judgments__pair__pool=found, user__judgments__cant_judge=False),
-            ),
-            n_cant=Count(
-                "user__judgments",
-                filter=Q(user__judgments__pair__pool=found, user__judgments__cant_judge=True),
-            ),
-        )
-    )
+    judges = list(found.judges.filter(archived_at__isnull=True).select_related("user"))
+    # The counts are stored (a snapshot computed by a task when the pool changed; inline on a small pool).
+    shown = snapshots.read(found, "judge", [str(judge.pk) for judge in judges])
     for judge in judges:
+        counts = shown[str(judge.pk)].value or {}
+        judge.n_graded, judge.n_cant = counts.get("graded"), counts.get("cant")
         judge.key_set = services.key_is_set(judge)
         judge.latest = judge.runs.order_by("-pk").first()
     return render(
@@ -52,6 +42,7 @@ def judge_list(request: HttpRequest, pool_name: str) -> HttpResponse:
         {
             "pool": found,
             "judges": judges,
+            "snapshot": snapshots.oldest(shown.values()),
             "archived": found.judges.filter(archived_at__isnull=False).select_related("user"),
             "source_form": GradeSourceForm(initial={"grade_source": found.grade_source}),
         },
@@ -127,18 +118,19 @@ def judge_detail(request: HttpRequest, pool_name: str, name: str) -> HttpRespons
     judge = _judge(found, name)
     judge.key_set = services.key_is_set(judge)
     active = services.active_run(judge)
-    counts = Judgment.objects.filter(rater=judge.user, pair__pool=found).aggregate(
-        graded=Count("pk", filter=Q(cant_judge=False)), cant=Count("pk", filter=Q(cant_judge=True))
-    )
-    waiting = {
-        selection.replace("-", "_"): len(services.select_pairs(judge, selection))
-        for selection in services.SELECTIONS
+    # The counts are stored (a snapshot computed by a task when the pool changed; inline on a small pool).
+    shown = snapshots.read(found, "judge", [str(judge.pk)])[str(judge.pk)]
+    counts = shown.value or {
+        "graded": None,
+        "cant": None,
+        "waiting": dict.fromkeys(("queued", "all", "human_graded")),
     }
     context = {
         **_run_context(judge, active),
         "active": active,
+        "snapshot": shown,
         "counts": counts,
-        "waiting": waiting,
+        "waiting": counts["waiting"],
         "run_form": RunForm(),
         "runs": judge.runs.select_related("started_by")[:RECENT_RUNS],
     }

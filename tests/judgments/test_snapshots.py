@@ -87,8 +87,10 @@ def test_each_kind_of_write_marks_the_pool_and_queues_one_refresh(
 def test_the_task_recomputes_a_marked_pool_once(pool, graded, rater):
     snapshots.refresh(pool)
     services.record_judgment(graded[0], rater, grade=0)
+    Snapshot.objects.update(seconds=0)  # cost nothing: not put off (see the next test)
     summary = snapshots.refresh_snapshots.call(pool.pk)
     assert "agreement" in summary["computed"] and not summary["skipped"]
+    Snapshot.objects.update(seconds=0)
     assert snapshots.refresh_snapshots.call(pool.pk)["skipped"]
     assert stored_agreement(pool) == direct_agreement(pool)
 
@@ -157,3 +159,16 @@ def test_the_refresh_waits_for_a_writer_that_saw_the_marker(pool, graded, rater)
     snapshots.refresh(pool)  # blocks until the writer commits
     thread.join(10)
     assert stored_agreement(pool) == direct_agreement(pool)
+
+
+def test_the_task_puts_itself_off_while_the_last_refresh_is_recent_for_its_cost(pool, graded, rater):
+    snapshots.refresh(pool)
+    Snapshot.objects.filter(pool=pool).update(seconds=600)  # as if it had taken ten minutes
+    services.record_judgment(graded[0], rater, grade=0)
+    refreshes().delete()
+    summary = snapshots.refresh_snapshots.call(pool.pk)
+    assert "put_off_until" in summary and SnapshotDue.objects.filter(pool=pool).exists()
+    (later,) = refreshes()
+    assert later.run_after >= snapshots.next_refresh(pool)
+    Snapshot.objects.filter(pool=pool).update(seconds=0)
+    assert snapshots.refresh_snapshots.call(pool.pk)["computed"] and not SnapshotDue.objects.exists()
