@@ -27,3 +27,5 @@ class ScoringConfig(AppConfig):
         snapshots.register(
             "estimates", "scoring.snapshots.estimates_value", "scoring.snapshots.estimate_keys"
         )
+        snapshots.register("assessors", "scoring.assessors.snapshot_value")
+        snapshots.register("rater_quality", "judgments.rating.quality.rater_value")

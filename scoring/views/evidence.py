@@ -24,7 +24,7 @@ from judgments.rating.sample import SampleError, draw_sample, sample_status
 
 from .. import estimates as ppi_estimates
 from .. import snapshots as stored
-from ..assessors import MIN_GRADES, assessor_boards, humans_top
+from ..assessors import MIN_GRADES, from_snapshot
 from ..circularity import circular_configurations
 from ..flavours import DEFAULT_FLAVOUR, FLAVOURS
 from .common import scored_pool_or_404
@@ -40,8 +40,19 @@ def leaderboard_notes(pool: Pool) -> dict:
         "sample": sample,
         "estimates": sample is not None and sample.finished and ModelJudge.objects.filter(pool=pool).exists(),
         "circular": circular,
-        "humans_top": humans_top(pool) if circular else [],
+        "humans_top": _humans_top(pool) if circular else [],
     }
+
+
+def _humans_top(pool: Pool, n: int = 5) -> list[tuple]:
+    """The top `n` (configuration, mean NDCG@10) by the humans' combined grades, from the stored
+    leaderboards by assessor (computed here on a small pool; none while a big pool's is first computed)."""
+    value = snapshots.read(pool, "assessors")[""].value
+    if value is None:
+        return []
+    result = from_snapshot(value)
+    humans = result.boards[0]
+    return [(result.configurations[i], humans.means[i]) for i in humans.order[:n]]
 
 
 def difference_url(pool: Pool, a, b, metric: str, flavour: str) -> str | None:
@@ -136,17 +147,34 @@ def draw_sample_view(request: HttpRequest, pool_name: str) -> HttpResponse:
 @require_GET
 def assessors_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
-    result = assessor_boards(found)
-    rows = [
-        {"board": board, "winner": result.winner(board), "taus": result.taus[i]}
-        for i, board in enumerate(result.boards)
-    ]
-    columns = [
-        {"configuration": c, "means": [board.means[j] for board in result.boards]}
-        for j, c in enumerate(result.configurations)
-    ]
+    # Stored: computed by a task when the pool changed (scoring.assessors), inline on a small pool.
+    shown = snapshots.read(found, "assessors")[""]
+    result = from_snapshot(shown.value) if shown.value is not None else None
+    rows = (
+        []
+        if result is None
+        else [
+            {"board": board, "winner": result.winner(board), "taus": result.taus[i]}
+            for i, board in enumerate(result.boards)
+        ]
+    )
+    columns = (
+        []
+        if result is None
+        else [
+            {"configuration": c, "means": [board.means[j] for board in result.boards]}
+            for j, c in enumerate(result.configurations)
+        ]
+    )
     return render(
         request,
         "scoring/assessors.html",
-        {"pool": found, "result": result, "rows": rows, "columns": columns, "min_grades": MIN_GRADES},
+        {
+            "pool": found,
+            "result": result,
+            "rows": rows,
+            "columns": columns,
+            "min_grades": MIN_GRADES,
+            "snapshot": shown,
+        },
     )
