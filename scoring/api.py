@@ -20,7 +20,7 @@ from judgments import access
 from judgments.api import IsEngineer, problems_response
 from judgments.problems import Problem
 
-from . import exports, metrics
+from . import exports, metrics, segments
 from .flavours import FLAVOUR_PARAMS, flavour_param
 from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
@@ -82,6 +82,12 @@ FLAVOR_PARAM = OpenApiParameter("flavor", str, enum=list(metrics.FLAVOURS))
             FLAVOR_PARAM,
             OpenApiParameter("query", str, description="query id"),
             OpenApiParameter("run", int, description="a run id (default: each configuration's current run)"),
+            OpenApiParameter(
+                "tag",
+                str,
+                many=True,
+                description="only queries with this tag (repeat: with every one of them)",
+            ),
         ]
     )
 )
@@ -112,6 +118,8 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             rows = rows.filter(flavor=flavor)
         if (query := _param(self.request, "query")) is not None:
             rows = rows.filter(query__external_id=query)
+        if tags := self.request.query_params.getlist("tag"):
+            rows = rows.filter(query__tags__contains=tags)  # tags @> ARRAY[...]: the GIN index
         return rows.order_by("run__configuration__name", "flavor", "query__external_id", "id")
 
     @extend_schema(
@@ -149,6 +157,12 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             OpenApiParameter(
                 "as", str, enum=list(exports.SCORE_FORMATS), description="jsonl (default) or csv"
             ),
+            OpenApiParameter(
+                "tag",
+                str,
+                many=True,
+                description="only queries with this tag, 'all' means over them (repeat: with every one)",
+            ),
         ],
         responses={
             200: OpenApiResponse(OpenApiTypes.STR, description="one row per configuration, query, metric")
@@ -163,8 +177,16 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
         if flavour not in metrics.FLAVOURS or fmt not in exports.SCORE_FORMATS:
             return problems_response("Unknown flavour or format.", [Problem(0, "flavor", "see the schema")])
         content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+        segment = None
+        if tags := request.query_params.getlist("tag"):
+            try:
+                segment = segments.export_segment(pool, tags)
+            except segments.SegmentError as error:
+                return problems_response(f"{error}.", [Problem(0, "tag", str(error))])
         return _stream(
-            exports.score_lines(pool, flavour, fmt), f"{pool.name}.scores.{flavour}.{fmt}", content_type
+            exports.score_lines(pool, flavour, fmt, segment=segment),
+            f"{pool.name}.scores.{flavour}.{fmt}",
+            content_type,
         )
 
 

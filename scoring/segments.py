@@ -79,6 +79,17 @@ def segment(pool: Pool, tags: Sequence[str]) -> Segment:
     return Segment(tags, ids)
 
 
+def export_segment(pool: Pool, tags: Sequence[str]) -> Segment:
+    """The segment of an export (`export_scores --tag`, `/api/scores/export/?tag=`): SegmentError also
+    when no query of the pool carries the tags (a typo would otherwise export nothing)."""
+    seg = segment(pool, tags)
+    if not seg.n:
+        raise SegmentError(
+            f"tag: no query of pool {pool.name} carries {'every tag of ' if len(seg.tags) > 1 else ''}{seg.label}"
+        )
+    return seg
+
+
 def pool_tags(pool: Pool) -> list[tuple[str, int]]:
     """Every tag of the pool's queries with its number of queries, by tag (one statement)."""
     with connection.cursor() as cursor:
@@ -185,6 +196,18 @@ def to_matrix(
     column = order[np.searchsorted(sorted_runs, run)]
     matrix[np.searchsorted(queries, query), column] = np.asarray(value, dtype=np.float64)
     return queries, matrix
+
+
+def measure_cells(run_ids: Sequence[int], measures, column: int) -> tuple[np.ndarray, np.ndarray]:
+    """(query keys, (queries x runs) values) of one column of a measure set's stored rows (MeasureScore)."""
+    from .measure_reads import run_values
+
+    stored = run_values(run_ids, measures)
+    parts = [(np.full(len(r.query), r.run_id), r.query, r.values[:, column]) for r in stored.values()]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, len(run_ids)))
+    run, query, value = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return to_matrix(run_ids, run, query, value)
 
 
 # --- Statistics on a segment (pure numpy over read cells) -------------------------------------------

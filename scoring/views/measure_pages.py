@@ -13,6 +13,7 @@ from django.urls import reverse
 from judgments import access
 from judgments.models import Pool, Run, SearchConfiguration
 
+from .. import segments
 from ..measure_exports import current_runs
 from ..measure_reads import query_ids_by_pk, run_means, run_values
 from ..measure_sets import MeasureError, measure_set, reset_measures, set_measures
@@ -105,7 +106,7 @@ def leaderboard(request: HttpRequest, found: Pool, measures: list[Measure]) -> H
     segment_tables = None
     if segment_filter is not None:
         order = [(r["run_id"], r["configuration"].name) for r in rows]
-        cells = segment_views.measure_cells([r for r, _ in order], measures, measures.index(shown[0]))
+        cells = segments.measure_cells([r for r, _ in order], measures, measures.index(shown[0]))
         segment_tables = segment_views.board_tables(segment_filter, found, order, *cells, shown[0].name)
     return render(
         request,

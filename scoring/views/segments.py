@@ -14,8 +14,6 @@ from django.http import HttpRequest
 from judgments.models import Pool
 
 from .. import segments
-from ..measure_reads import run_values
-from ..measures.names import Measure
 from ..templatetags import scoring_tags as fmt
 
 MAX_BREAKDOWN_TAGS = 40  # columns of the leaderboard's breakdown; the rest are named, not shown
@@ -171,13 +169,3 @@ def pair_fixed(sf: SegmentFilter, pool: Pool, a, b, flavour: str, metric: str) -
     label = f"{comparison.metric_label(metric)} ({flavour})"
     columns = (paired.column(metric, "a"), paired.column(metric, "b"))
     return {"pair": pair_tables(sf, pool, paired.query_ids, *columns, label)}
-
-
-def measure_cells(run_ids: list[int], measures: list[Measure], column: int) -> tuple[np.ndarray, np.ndarray]:
-    """(query keys, (queries x runs) values) of one column of a measure set's stored rows."""
-    stored = run_values(run_ids, measures)
-    parts = [(np.full(len(r.query), r.run_id), r.query, r.values[:, column]) for r in stored.values()]
-    if not parts:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, len(run_ids)))
-    run, query, value = (np.concatenate(p) for p in zip(*parts, strict=True))
-    return segments.to_matrix(run_ids, run, query, value)
