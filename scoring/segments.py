@@ -92,13 +92,7 @@ def export_segment(pool: Pool, tags: Sequence[str]) -> Segment:
 
 def pool_tags(pool: Pool) -> list[tuple[str, int]]:
     """Every tag of the pool's queries with its number of queries, by tag (one statement)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT tag, count(*) FROM {QUERY_TABLE}, unnest(tags) AS tag WHERE pool_id = %s"
-            " GROUP BY tag ORDER BY tag",
-            [pool.pk],
-        )
-        return [(tag, n) for tag, n in cursor.fetchall()]
+    return Query.objects.filter(pool=pool).tag_counts()
 
 
 def tag_membership(pool: Pool, tags: Sequence[str], query_ids: np.ndarray) -> np.ndarray:

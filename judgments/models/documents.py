@@ -2,7 +2,7 @@
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
-from django.db import models
+from django.db import connection, models
 from django.db.models import Q
 
 from judgments.query_tags import MAX_LENGTH as TAG_MAX_LENGTH
@@ -12,6 +12,18 @@ from .pools import EXTERNAL_ID_MAX, NO_WHITESPACE_SQL, Pool, no_whitespace, text
 
 # Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
 # comment): a second index would only cost every bulk insert (migration 0012).
+
+
+class QueryQuerySet(models.QuerySet):
+    def tag_counts(self) -> list[tuple[str, int]]:
+        """Every tag these queries carry, with its number of queries, by tag (one statement)."""
+        sql, params = self.order_by().values("tags").query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f'SELECT tag, count(*) FROM ({sql}) q, unnest(q.tags) AS tag GROUP BY tag ORDER BY tag COLLATE "C"',
+                params,
+            )
+            return [(tag, n) for tag, n in cursor.fetchall()]
 
 
 class Query(models.Model):
@@ -42,6 +54,8 @@ class Query(models.Model):
         help_text="Segments this query belongs to (head, tail, category:shoes): no whitespace or comma, "
         f"at most {TAG_MAX_LENGTH} characters each, at most {MAX_TAGS}",
     )
+
+    objects = QueryQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "queries"
