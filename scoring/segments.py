@@ -11,7 +11,9 @@ queries, and the statistics are those of `scoring.stats` on that subset.
   paired randomization test of each configuration against the leader (Holm over the board), on the
   queries every run has a row for.
 - The breakdown (`breakdown`): for every tag of the pool, n and each run's mean of one metric, from one
-  read of that metric's cells and a (query x tag) membership matrix.
+  read of that metric's cells and a (query x tag) membership matrix. On the leaderboard it reads every
+  cell of the current runs (~0.8 s on 50 x 5,000), so it is read when asked for (`?breakdown=1`); the
+  comparison's reads two runs' cells and is always shown.
 """
 
 from __future__ import annotations
@@ -163,19 +165,27 @@ def restrict(
     return sorted(out, key=order)
 
 
-def cell_values(run_ids: Sequence[int], flavour: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """(query keys ascending, values (queries x runs)) of one metric's stored cells of the runs, NaN where
-    a run has no row for a query: one binary COPY (250,000 cells of 50 runs x 5,000 queries: 5 MB)."""
+def cell_values(
+    run_ids: Sequence[int], flavour: str, metric: str, query_ids=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(query keys ascending, values (queries x runs)) of one metric's stored cells of the runs (of the
+    queries of `query_ids` only, when given), NaN where a run has no row for a query: one binary COPY.
+    Every query of 50 runs x 5,000 is 250,000 cells (5 MB, about 0.8 s on the realistic pool: the wide
+    CellScore rows are read whole), which is why the leaderboard's breakdown is read on demand."""
     ids = [int(i) for i in run_ids]
     field = {**MEAN_FIELDS, **JUDGED_FIELDS}[metric]
     sql = (
         f"SELECT run_id, query_id, COALESCE({field}, 'NaN'::float8) FROM {SCORE_TABLE}"
         " WHERE run_id = ANY(%s) AND flavor = %s"
     )
+    params: list = [ids, flavour]
+    if query_ids is not None:
+        sql += " AND query_id = ANY(%s)"
+        params.append([int(q) for q in query_ids])
     dtype = row_dtype(("run", ">i8"), ("query", ">i8"), ("value", ">f8"))
     with transaction.atomic(), connection.cursor() as cursor:
         plan_for_memory(cursor)
-        rows = read_rows(cursor, sql, [ids, flavour], dtype)
+        rows = read_rows(cursor, sql, params, dtype)
     return to_matrix(ids, rows["run"].astype(np.int64), rows["query"].astype(np.int64), rows["value"])
 
 
@@ -192,11 +202,14 @@ def to_matrix(
     return queries, matrix
 
 
-def measure_cells(run_ids: Sequence[int], measures, column: int) -> tuple[np.ndarray, np.ndarray]:
-    """(query keys, (queries x runs) values) of one column of a measure set's stored rows (MeasureScore)."""
+def measure_cells(
+    run_ids: Sequence[int], measures, column: int, query_ids=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(query keys, (queries x runs) values) of one column of a measure set's stored rows (MeasureScore),
+    of the queries of `query_ids` only when given."""
     from .measure_reads import run_values
 
-    stored = run_values(run_ids, measures)
+    stored = run_values(run_ids, measures, query_ids)
     parts = [(np.full(len(r.query), r.run_id), r.query, r.values[:, column]) for r in stored.values()]
     if not parts:
         return np.zeros(0, dtype=np.int64), np.zeros((0, len(run_ids)))

@@ -73,7 +73,7 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
     rows = comparison.leaderboard(found, flavour)
     segment_tables = None
     if (segment_filter := segment_views.read_filter(request, found)) is not None:
-        rows, segment_tables = segment_views.leaderboard(segment_filter, found, flavour, rows)
+        rows, segment_tables = segment_views.leaderboard(segment_filter, request, found, flavour, rows)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
     background = tasks.pool_status(found)
     return render(

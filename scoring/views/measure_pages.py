@@ -106,8 +106,15 @@ def leaderboard(request: HttpRequest, found: Pool, measures: list[Measure]) -> H
     segment_tables = None
     if segment_filter is not None:
         order = [(r["run_id"], r["configuration"].name) for r in rows]
-        cells = segments.measure_cells([r for r, _ in order], measures, measures.index(shown[0]))
-        segment_tables = segment_views.board_tables(segment_filter, found, order, *cells, shown[0].name)
+
+        def cells(query_ids):
+            return segments.measure_cells(
+                [r for r, _ in order], measures, measures.index(shown[0]), query_ids
+            )
+
+        segment_tables = segment_views.board_tables(
+            segment_filter, request, found, order, cells, shown[0].name
+        )
     return render(
         request,
         "scoring/measure_leaderboard.html",

@@ -69,9 +69,16 @@ def read_filter(request: HttpRequest, pool: Pool) -> SegmentFilter | None:
     return SegmentFilter(available, links, seg, "?" + params.urlencode())
 
 
-def leaderboard(sf: SegmentFilter, pool: Pool, flavour: str, rows: list) -> tuple[list, dict]:
+def wants_breakdown(request: HttpRequest) -> bool:
+    return request.GET.get("breakdown") == "1"
+
+
+def leaderboard(
+    sf: SegmentFilter, request: HttpRequest, pool: Pool, flavour: str, rows: list
+) -> tuple[list, dict]:
     """The fixed set's leaderboard rows over the segment (when one is picked) and its segment tables on
-    the headline metric (comparison.HEADLINE_METRIC)."""
+    the headline metric (comparison.HEADLINE_METRIC): the segment's spread (its cells only), and the
+    breakdown by tag when asked for (every cell of the current runs)."""
     from .. import comparison
 
     headline = comparison.HEADLINE_METRIC
@@ -79,9 +86,12 @@ def leaderboard(sf: SegmentFilter, pool: Pool, flavour: str, rows: list) -> tupl
         metrics = (*comparison.LEADERBOARD_METRICS, comparison.UDCG_METRIC)
         rows = segments.restrict(rows, flavour, metrics, sf.seg, headline)
     order = [(row.run_id, row.configuration.name) for row in rows if row.run_id is not None]
-    queries, matrix = segments.cell_values([r for r, _ in order], flavour, headline)
     label = f"{comparison.metric_label(headline)} ({flavour})"
-    return rows, board_tables(sf, pool, order, queries, matrix, label)
+
+    def cells(query_ids):
+        return segments.cell_values([r for r, _ in order], flavour, headline, query_ids)
+
+    return rows, board_tables(sf, request, pool, order, cells, label)
 
 
 def _cells_text(value: float | None) -> str:
@@ -89,21 +99,19 @@ def _cells_text(value: float | None) -> str:
 
 
 def board_tables(
-    sf: SegmentFilter,
-    pool: Pool,
-    order: list[tuple[int, str]],
-    queries: np.ndarray,
-    matrix: np.ndarray,
-    label: str,
+    sf: SegmentFilter, request: HttpRequest, pool: Pool, order: list[tuple[int, str]], cells, label: str
 ) -> dict:
     """The leaderboard's segment tables for one metric (`label`): each configuration's mean over the segment
-    with its 95% CI and p against the leader (when a segment is picked), and the breakdown by tag.
-    order: (run id, configuration name) in the leaderboard's order; matrix: (queries x runs) cells."""
+    with its 95% CI and p against the leader (when a segment is picked), and the breakdown by tag (when
+    asked for: ?breakdown=1). order: (run id, configuration name) in the leaderboard's order; cells(query
+    ids or None): (query keys, (queries x runs) cells of that metric)."""
     run_ids = [run_id for run_id, _ in order]
-    out: dict = {"metric": label}
+    params = request.GET.copy()
+    params["breakdown"] = "0" if wants_breakdown(request) else "1"
+    out: dict = {"metric": label, "breakdown_url": "?" + params.urlencode() + "#segments"}
     if sf.seg is not None:
-        keep = np.isin(queries, sf.seg.query_ids)
-        board = segments.spread(run_ids, matrix[keep])
+        _, matrix = cells(sf.seg.query_ids)
+        board = segments.spread(run_ids, matrix)
         out["spread"] = {
             "n": board.n,
             "n_resamples": board.n_resamples,
@@ -121,6 +129,9 @@ def board_tables(
                 if (s := board.runs.get(run_id)) is not None
             ],
         }
+    if not wants_breakdown(request):
+        return out
+    queries, matrix = cells(None)
     tags = sf.tags[:MAX_BREAKDOWN_TAGS]
     member = segments.tag_membership(pool, tags, queries)
     rows = segments.breakdown(tags, run_ids, queries, matrix, member)

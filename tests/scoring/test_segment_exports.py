@@ -78,7 +78,8 @@ def test_api_gives_the_same_numbers(tagged, api):  # noqa: F811
     download = api.get("/api/scores/export/", {"pool": "robust", "tag": "tail", "flavor": "exp"})
     assert download.status_code == 200
     assert [json.loads(line) for line in b"".join(download.streaming_content).decode().splitlines()] == lines
-    body = api.get("/api/segments/robust/", {"tag": "tail", "flavor": "exp"}).json()
+    assert "breakdown" not in api.get("/api/segments/robust/", {"tag": "tail"}).json()
+    body = api.get("/api/segments/robust/", {"tag": "tail", "flavor": "exp", "breakdown": "1"}).json()
     assert body["tags"] == ["tail"] and body["n_queries"] == 16
     for row in body["configurations"]:
         for metric in MEAN_FIELDS:

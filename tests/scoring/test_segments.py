@@ -119,7 +119,9 @@ def test_leaderboard_filtered_by_tag_equals_the_subset(client, engineer, tagged)
         assert s.mean == pytest.approx(np.mean(list(stored(configuration, tag="head").values())))
     # Unfiltered, the board shows the whole pool and the breakdown has every tag.
     whole = login(client, engineer).get("/pools/robust/leaderboard/", {"flavour": "exp"}).content.decode()
-    assert "data-segment=" not in whole
+    assert "data-segment=" not in whole and 'id="breakdown-link"' in whole
+    assert "segment-breakdown" not in whole  # read on demand: every cell of the current runs
+    whole = client.get("/pools/robust/leaderboard/", {"flavour": "exp", "breakdown": "1"}).content.decode()
     breakdown = re.search(r'<table class="table segment-breakdown"[^>]*>(.*?)</table>', whole, re.S).group(1)
     assert [t for t in re.findall(r'data-tag="([^"]+)"', breakdown)] == ["category:shoes", "head", "tail"]
     row = re.search(r'<tr data-configuration="b">(.*?)</tr>', breakdown, re.S).group(1)
