@@ -48,7 +48,9 @@ class Command(BaseCommand):
     help = "Time the leaderboard, the comparison, export_scores and the segments API with and without a tag."
 
     def add_arguments(self, parser):
-        parser.add_argument("--pool", default="bench-pages", help="the realistic pool (bench_pages builds it)")
+        parser.add_argument(
+            "--pool", default="bench-pages", help="the realistic pool (bench_pages builds it)"
+        )
         parser.add_argument("--rounds", type=int, default=2)
         parser.add_argument("--tag", default="head", help="the segment timed (default head: 500 queries)")
 
