@@ -115,6 +115,8 @@ def board_tables(
         out["spread"] = {
             "n": board.n,
             "n_resamples": board.n_resamples,
+            # the smallest p a sign-flip test can give is 1/(R+1); Holm multiplies the smallest by the tests
+            "holm_floor": fmt.pvalue(min(1.0, max(0, len(board.runs) - 1) / (board.n_resamples + 1))),
             "rows": [
                 {
                     "configuration": name,
