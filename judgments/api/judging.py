@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from axes.handlers.proxy import AxesProxyHandler
+from django.contrib.auth.signals import user_logged_in
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
+from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
@@ -123,4 +125,11 @@ class TokenView(ObtainAuthToken):
         username = request.data.get("username") if hasattr(request.data, "get") else None
         if not AxesProxyHandler.is_allowed(request, {"username": username}):
             return locked_out(request)
-        return super().post(request, *args, **kwargs)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = serializer.validated_data["user"]
+        # A token is a login: axes records the address as known to the account and forgets this (account,
+        # address)'s failures, as for the login page (judgments/login.py); Django sets last_login.
+        user_logged_in.send(sender=type(user), request=request._request, user=user)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})

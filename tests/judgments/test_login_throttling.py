@@ -174,3 +174,21 @@ def test_the_client_address_trusts_only_the_configured_proxies(settings, proxies
     settings.TRUSTED_PROXIES = proxies
     request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded)
     assert client_ip(request) == expected
+
+
+def test_a_script_that_only_takes_tokens_keeps_its_known_address(settings, django_user_model):
+    """/api/token/ is a login: its successes make the address known to the account (as the login page's
+    do), so guesses at the account from elsewhere cannot lock a script out, and they reset only their own
+    (account, address) failures."""
+    settings.AXES_FAILURE_LIMIT, settings.LOGIN_ADDRESS_FAILURE_LIMIT = 10, 50
+    bot = django_user_model.objects.create_user("ci-bot", password=PASSWORD)
+    assert token_login("ci-bot", PASSWORD, address="192.0.2.20").status_code == 200
+    bot.refresh_from_db()
+    assert bot.last_login is not None
+    token_login("ci-bot", "typo", address="192.0.2.20")  # the script's own typo, reset by its next success
+    for guess in range(30):
+        token_login("ci-bot", f"g{guess}", address=f"198.51.100.{guess % 3}")
+    assert token_login("ci-bot", PASSWORD, address="203.0.113.9").status_code == 429  # a new address
+    assert token_login("ci-bot", PASSWORD, address="192.0.2.20").status_code == 200  # the script's own
+    assert not AccessAttempt.objects.filter(username="ci-bot", ip_address="192.0.2.20").exists()
+    assert AccessAttempt.objects.filter(username="ci-bot", ip_address="198.51.100.1").exists()

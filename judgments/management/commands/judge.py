@@ -10,15 +10,9 @@ from tqdm import tqdm
 from judgments import removal
 from judgments.command_logs import command_logs
 from judgments.judges import services
+from judgments.management.arguments import positive_int
 from judgments.models import JudgeRun, ModelJudge, Pool
 from judgments.words import counted
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
 
 
 class Command(BaseCommand):
@@ -53,13 +47,13 @@ class Command(BaseCommand):
             help="the pairs human raters graded (to measure the judge against them)",
         )  # fmt: skip
         parser.set_defaults(selection="queued")
-        parser.add_argument("--limit", type=_positive, help="at most N pairs")
+        parser.add_argument("--limit", type=positive_int, help="at most N pairs")
         parser.add_argument(
-            "--concurrency", type=_positive, help="calls at once (kept as the judge's setting)"
+            "--concurrency", type=positive_int, help="calls at once (kept as the judge's setting)"
         )
-        parser.add_argument("--max-calls", type=_positive, help="stop after N HTTP calls (retries count)")
+        parser.add_argument("--max-calls", type=positive_int, help="stop after N HTTP calls (retries count)")
         parser.add_argument(
-            "--max-tokens", type=_positive, help="stop after N tokens (from the answers' usage)"
+            "--max-tokens", type=positive_int, help="stop after N tokens (from the answers' usage)"
         )
         parser.add_argument("--temperature", type=float, help="kept as the judge's setting (default 0)")
 

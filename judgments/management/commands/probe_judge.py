@@ -9,14 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from judgments.exchange.cli import get_pool
 from judgments.judges import probes
 from judgments.judges.probing import DEFAULT_PAIRS, as_json, run_probes
+from judgments.management.arguments import positive_int
 from judgments.models import JudgeRun, ModelJudge
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
 
 
 class Command(BaseCommand):
@@ -31,9 +25,12 @@ class Command(BaseCommand):
         parser.add_argument("--pool", required=True, help="pool name")
         parser.add_argument("--judge", required=True, help="the model judge's name")
         parser.add_argument(
-            "--pairs", type=_positive, default=DEFAULT_PAIRS, help=f"pairs to probe (default {DEFAULT_PAIRS})"
+            "--pairs",
+            type=positive_int,
+            default=DEFAULT_PAIRS,
+            help=f"pairs to probe (default {DEFAULT_PAIRS})",
         )
-        parser.add_argument("--max-calls", type=_positive, help="stop after N HTTP calls (retries count)")
+        parser.add_argument("--max-calls", type=positive_int, help="stop after N HTTP calls (retries count)")
 
     def handle(self, *args, pool, judge, pairs, max_calls, **options):
         found = get_pool(pool)
