@@ -15,6 +15,7 @@ from drf_spectacular.utils import (
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 from judgments import access
 from judgments.api import IsEngineer, problems_response
@@ -22,6 +23,7 @@ from judgments.problems import Problem
 
 from . import exports, metrics, segments
 from .flavours import FLAVOUR_PARAMS, flavour_param
+from .measure_reads import values_by_cell
 from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
 NUMBERS = {"type": "object", "additionalProperties": {"type": "number"}}
@@ -34,6 +36,7 @@ class QueryScoreSerializer(serializers.ModelSerializer):
     query_id = serializers.CharField(source="query.external_id")
     metrics = serializers.SerializerMethodField()
     judged = serializers.SerializerMethodField()
+    measures = serializers.SerializerMethodField()
 
     class Meta:
         model = QueryScore
@@ -49,6 +52,7 @@ class QueryScoreSerializer(serializers.ModelSerializer):
             "has_relevant",
             "metrics",
             "judged",
+            "measures",
             "updated_at",
         )
         read_only_fields = fields
@@ -62,6 +66,16 @@ class QueryScoreSerializer(serializers.ModelSerializer):
     @extend_schema_field(NUMBERS)
     def get_judged(self, score: QueryScore) -> dict[str, float]:
         return {name: getattr(score, column) for name, column in JUDGED_FIELDS.items()}
+
+    @extend_schema_field({**NUMBERS, "nullable": True})
+    def get_measures(self, score: QueryScore) -> dict[str, float] | None:
+        """The pool's own measure set for this (run, query), by canonical name (null without a set); the
+        list reads them for a whole page at once (ScoreViewSet.list)."""
+        cells = self.context.get("measure_cells")
+        if cells is None:
+            cells = values_by_cell([score])
+        values = cells.get((score.run_id, score.query_id))
+        return None if values is None else {k: None if v != v else v for k, v in values.items()}
 
 
 def _param(request: Request, name: str) -> str | None:
@@ -92,8 +106,9 @@ FLAVOR_PARAM = OpenApiParameter("flavor", str, enum=list(metrics.FLAVOURS))
     )
 )
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
-    """Stored per-query scores, shown one row per (run, query, flavour) with every metric. Without `run`,
-    only each configuration's current run."""
+    """Stored per-query scores, shown one row per (run, query, flavour) with every metric of the fixed set,
+    and `measures`: the pool's own measure set for that (run, query) (null for a pool without one). Without
+    `run`, only each configuration's current run."""
 
     serializer_class = QueryScoreSerializer
     permission_classes = [permissions.IsAuthenticated, IsEngineer]
@@ -188,6 +203,16 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             f"{pool.name}.scores.{flavour}.{fmt}",
             content_type,
         )
+
+    # Last in the class body: a method named `list` would shadow the builtin in the decorators above.
+    def list(self, request: Request, *args, **kwargs):
+        """The page's rows, with the measure-set values of all of them read at once (values_by_cell)."""
+        rows = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(rows)
+        shown = list(page if page is not None else rows)
+        context = {**self.get_serializer_context(), "measure_cells": values_by_cell(shown)}
+        data = self.get_serializer_class()(shown, many=True, context=context).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
 
 
 def _stream(chunks, filename: str, content_type: str) -> StreamingHttpResponse:

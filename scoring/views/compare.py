@@ -26,7 +26,7 @@ from ..comparison import ComparisonError, metric_label
 from ..measure_sets import measure_set
 from ..metrics import CUTOFFS
 from ..models import MEAN_FIELDS
-from . import evidence, measure_pages
+from . import evidence, measure_matrix, measure_pages
 from . import segments as segment_views
 from .common import flavour_links, get_option, query_string, scored_pool_or_404, selected_configurations
 
@@ -74,7 +74,9 @@ def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     segment_filter = segment_views.read_filter(request, found) if len(selected) == 2 else None
-    if len(selected) == 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
+    if len(selected) >= 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
+        if len(selected) > 2:
+            return measure_matrix.matrix_page(request, found, measures, selected)
         return measure_pages.compare(request, found, measures, selected, segment_filter)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)

@@ -21,7 +21,7 @@ from ..flavours import flavour_param
 from ..measure_sets import measure_set
 from ..metrics import CUTOFFS
 from ..models import MEAN_FIELDS
-from . import measure_pages
+from . import measure_matrix, measure_pages
 from .common import get_option, scored_pool_or_404, selected_configurations
 
 
@@ -91,6 +91,11 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     table = request.GET.get("table", "metrics")
     if len(selected) < 2:
         raise Http404("Pick at least two configurations (?c=...&c=...).")
+    if (measures := measure_set(found)) is not None:  # the pool's own measure set (measure_matrix)
+        try:
+            return _csv_response(*measure_matrix.compare_table(request, measures, selected))
+        except ComparisonError as error:
+            return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     names = "-vs-".join(c.name for c in selected)
     try:
         if table == "cutoffs":

@@ -4,6 +4,8 @@ a set). Every figure is read from MeasureScore rows; nothing recomputes a measur
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import numpy as np
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -215,6 +217,12 @@ def compare(
             "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]),
             "segment_filter": segment_filter,
             "segment_tables": segment_tables,
+            "csv_urls": {
+                table: reverse("scoring:compare-csv", args=[found.name])
+                + "?"
+                + urlencode([("c", a.name), ("c", b.name), ("metric", headline.name), ("table", table)])
+                for table in ("metrics", "queries")
+            },
         },
     )
 
