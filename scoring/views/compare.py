@@ -181,7 +181,9 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             "losses": _query_rows(result, losses, queries),
             "urls": urls,
             "swap_url": reverse("scoring:compare", args=[pool.name])
-            + query_string(c=[b.name, a.name], flavour=flavour, metric=metric),
+            + query_string(
+                c=[b.name, a.name], flavour=flavour, metric=metric, tag=segment_views.requested(request)
+            ),
             "low_judged": result.low_judged(),
             "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),

@@ -26,17 +26,19 @@ for _i in range(0, 24, 3):
     TAGS[_i] = [*TAGS[_i], "category:shoes"]
 
 
-@pytest.fixture
-def tagged(db, pool, team, other_team, rater, site_admin):
-    """24 queries x 6 documents, graded by one rater; configurations a, b, c rank them differently."""
-    rng = np.random.default_rng(7)
+def build(pool, team, other_team, rater, site_admin, n_queries=N_QUERIES, seed=7):
+    """n_queries x 6 documents, graded by one rater, tagged as TAGS says (by index modulo 24); configurations
+    a, b, c rank them differently; scored."""
+    rng = np.random.default_rng(seed)
     queries = Query.objects.bulk_create(
-        Query(pool=pool, external_id=f"s{i:02d}", text=f"segment query {i}", tags=sorted(TAGS.get(i, [])))
-        for i in range(N_QUERIES)
+        Query(
+            pool=pool, external_id=f"s{i:02d}", text=f"segment query {i}", tags=sorted(TAGS.get(i % 24, []))
+        )
+        for i in range(n_queries)
     )
     documents = Document.objects.bulk_create(
         Document(pool=pool, external_id=f"x{q}-{j}", title="t", body="b")
-        for q in range(N_QUERIES)
+        for q in range(n_queries)
         for j in range(6)
     )
     now = timezone.now()
@@ -55,6 +57,12 @@ def tagged(db, pool, team, other_team, rater, site_admin):
         configurations[name] = configuration
     scoring.rescore_pool(pool)
     return pool, configurations
+
+
+@pytest.fixture
+def tagged(db, pool, team, other_team, rater, site_admin):
+    """24 queries x 6 documents, graded by one rater; configurations a, b, c rank them differently."""
+    return build(pool, team, other_team, rater, site_admin)
 
 
 def stored(configuration, flavour="exp", metric="ndcg_10", tag=None):
@@ -169,3 +177,50 @@ def test_bad_tag_on_a_page_is_one_message_and_every_query_shown(client, engineer
 def test_unknown_tag_is_an_empty_segment(client, engineer, tagged):
     html = login(client, engineer).get("/pools/robust/leaderboard/", {"tag": "nowhere"}).content.decode()
     assert 'data-segment="nowhere" data-segment-n="0"' in html
+
+
+def test_segment_pages_run_as_many_statements_on_a_pool_ten_times_larger(
+    client, engineer, pool, team, other_team, rater, site_admin
+):
+    """No statement per query or per tag: the filtered pages, the breakdown, the API and the export run as
+    many statements on 240 queries as on 24 (the segment ten times larger too)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from judgments.models import Pool
+
+    big = Pool.objects.create(name="big", description="10x")
+    big.members.add(engineer)
+    build(pool, team, other_team, rater, site_admin, n_queries=24)
+    build(big, team, other_team, rater, site_admin, n_queries=240)
+    from django.test import Client
+
+    login(client, engineer)
+    admin = login(Client(), site_admin)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=engineer).key}")
+    counts = {}
+    for name in ("robust", "big"):
+        requests = {
+            "leaderboard": lambda n=name: client.get(
+                f"/pools/{n}/leaderboard/", {"tag": "head", "breakdown": "1"}
+            ),
+            "compare": lambda n=name: client.get(f"/pools/{n}/compare/", {"c": ["a", "b"], "tag": "head"}),
+            "api": lambda n=name: api.get(f"/api/segments/{n}/", {"tag": "head", "breakdown": "1"}),
+            "export": lambda n=name: call_command(
+                "export_scores", "--pool", n, "--tag", "head", stdout=StringIO()
+            ),
+            "tagging": lambda n=name: admin.get(f"/campaign/pools/{n}/queries/", {"tag": "head"}),
+        }
+        for what, request in requests.items():
+            with CaptureQueriesContext(connection) as captured:
+                response = request()
+            assert response is None or response.status_code == 200, (what, response.status_code)
+            counts[(what, name)] = len(captured.captured_queries)
+    for what in ("leaderboard", "compare", "api", "export", "tagging"):
+        assert counts[(what, "robust")] == counts[(what, "big")], (what, counts)
