@@ -94,7 +94,8 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
                 "running": background.running,
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
-            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
+            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name])
+            + query_string(flavour=flavour, tag=segment_views.requested(request)),
             "stability": stability.measure(found) if rows else None,
             "notes": evidence.leaderboard_notes(found),
             "segment_filter": segment_filter,

@@ -134,11 +134,12 @@ def leaderboard(request: HttpRequest, found: Pool, measures: list[Measure]) -> H
     )
 
 
-def leaderboard_table(found: Pool, measures: list[Measure]) -> tuple[list[str], list[list]]:
-    """The leaderboard CSV: configuration, team, run, queries, then every column of the set."""
+def leaderboard_table(found: Pool, measures: list[Measure], query_ids=None) -> tuple[list[str], list[list]]:
+    """The leaderboard CSV: configuration, team, run, queries, then every column of the set (means over
+    the queries of `query_ids` only, when given: a segment)."""
     names = columns(measures)
     runs = current_runs(found)
-    means = run_means([run_id for _, run_id in runs], measures)
+    means = run_means([run_id for _, run_id in runs], measures, query_ids)
     teams = dict(found.configurations.values_list("name", "team__name"))
     out = []
     for name, run_id in runs:

@@ -116,6 +116,8 @@ def test_measure_set_segment_export_api_and_page(tagged, api, client, engineer):
     body = api.get("/api/segments/robust/", {"tag": "head"}).json()
     scores = api.get("/api/measure-sets/robust/scores/", {"tag": "head"}).json()
     page = login(client, engineer).get("/pools/robust/leaderboard/", {"tag": "head"}).content.decode()
+    download = client.get("/pools/robust/leaderboard.csv", {"tag": "head"}).content.decode()
+    board = {line.split(",")[0]: line.split(",") for line in download.splitlines()[1:]}
     assert 'data-segment="head" data-segment-n="8"' in page
     for name, configuration in configurations.items():
         run = configuration.runs.order_by("-id").first()
@@ -139,3 +141,4 @@ def test_measure_set_segment_export_api_and_page(tagged, api, client, engineer):
             expected[0], abs=1e-12
         )
         assert f"{expected[0]:.3f}" in page
+        assert board[name][3] == "8" and float(board[name][4]) == pytest.approx(expected[0], abs=1e-12)

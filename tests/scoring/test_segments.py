@@ -138,6 +138,27 @@ def test_leaderboard_filtered_by_tag_equals_the_subset(client, engineer, tagged)
         assert cell == pytest.approx(np.mean(list(stored(configurations["b"], tag=tag).values())), abs=5e-4)
 
 
+def test_leaderboard_csv_of_a_segment(client, engineer, tagged):
+    import csv
+    import io
+
+    pool, configurations = tagged
+    client = login(client, engineer)
+    assert (
+        'leaderboard.csv?flavour=exp&amp;tag=tail"'
+        in client.get("/pools/robust/leaderboard/", {"tag": "tail", "flavour": "exp"}).content.decode()
+    )
+    response = client.get("/pools/robust/leaderboard.csv", {"tag": "tail", "flavour": "exp"})
+    assert 'filename="leaderboard-robust-exp-tail.csv"' in response["Content-Disposition"]
+    rows = {r["configuration"]: r for r in csv.DictReader(io.StringIO(response.content.decode()))}
+    for name, configuration in configurations.items():
+        values = stored(configuration, "exp", tag="tail")
+        assert float(rows[name]["ndcg@10"]) == pytest.approx(np.mean(list(values.values())), abs=1e-12)
+        assert rows[name]["queries"] == "16"
+    bad = client.get("/pools/robust/leaderboard.csv", {"tag": "a b"})
+    assert bad.status_code == 400 and bad.content.decode() == "tag: tag 'a b' contains whitespace."
+
+
 def test_compare_filtered_by_tag_equals_the_subset(client, engineer, tagged):
     pool, configurations = tagged
     page = login(client, engineer).get(
