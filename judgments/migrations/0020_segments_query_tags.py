@@ -4,6 +4,8 @@ import django.contrib.postgres.fields
 import django.contrib.postgres.indexes
 from django.db import migrations, models
 
+import judgments.models.documents
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -21,6 +23,7 @@ class Migration(migrations.Migration):
                 default=list,
                 help_text="Segments this query belongs to (head, tail, category:shoes): no whitespace or comma, at most 64 characters each, at most 50",
                 size=None,
+                validators=[judgments.models.documents.valid_tags],
             ),
         ),
         migrations.AddIndex(

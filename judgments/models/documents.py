@@ -2,16 +2,23 @@
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.core.exceptions import ValidationError
 from django.db import connection, models
 from django.db.models import Q
 
 from judgments.query_tags import MAX_LENGTH as TAG_MAX_LENGTH
-from judgments.query_tags import MAX_TAGS
+from judgments.query_tags import MAX_TAGS, tags_problem
 
 from .pools import EXTERNAL_ID_MAX, NO_WHITESPACE_SQL, Pool, no_whitespace, text_limit, text_limit_constraints
 
 # Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
 # comment): a second index would only cost every bulk insert (migration 0012).
+
+
+def valid_tags(value) -> None:
+    """Field validator of Query.tags (the Django admin's form, full_clean): the rule of judgments.query_tags."""
+    if problem := tags_problem(value):
+        raise ValidationError(problem)
 
 
 class QueryQuerySet(models.QuerySet):
@@ -51,6 +58,7 @@ class Query(models.Model):
         default=list,
         db_default=[],  # rows written by SQL (bulk imports, COPY) get {} too
         blank=True,
+        validators=[valid_tags],
         help_text="Segments this query belongs to (head, tail, category:shoes): no whitespace or comma, "
         f"at most {TAG_MAX_LENGTH} characters each, at most {MAX_TAGS}",
     )

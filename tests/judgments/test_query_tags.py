@@ -138,3 +138,15 @@ def test_import_queries_command_refuses_a_bad_tag_naming_the_line(pool, tmp_path
         call_command("import_queries", "--pool", "robust", str(path))
     assert "queries.tsv:2: tags: a tag is empty" in str(error.value)
     assert Query.objects.get(pool=pool, external_id="q1").tags == []
+
+
+def test_model_validation_refuses_bad_tags(pool):
+    """The Django admin's form validates the model: the same rule."""
+    from django.core.exceptions import ValidationError
+
+    query = Query.objects.get(pool=pool, external_id="q1")
+    query.tags = ["ok", "two words"]
+    with pytest.raises(ValidationError, match="contains whitespace"):
+        query.full_clean()
+    query.tags = ["head", "category:shoes"]
+    query.full_clean()
