@@ -397,6 +397,22 @@ def pairwise_matrix(
         raise ComparisonError("Pick at least two configurations.")
     runs, scores = _scored_runs(configurations, flavour, (metric, WARNING_JUDGED))
     per = {c.pk: scores[runs[c.pk].pk] for c in configurations}
+    judged = {pk: _mean_judged(s) for pk, s in per.items()}
+    return matrix_of(configurations, per, flavour, metric, judged, n_resamples=n_resamples, seed=seed)
+
+
+def matrix_of(
+    configurations: list[SearchConfiguration],
+    per: dict[int, RunScores],
+    flavour: str,
+    metric: str,
+    judged: dict[int, float | None],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int | None = SEED,
+) -> Matrix:
+    """The matrix of `pairwise_matrix` from each configuration's stored rows (`per`: {configuration pk:
+    RunScores holding `metric`}), whatever they were read from (the fixed set's or a measure set's rows)."""
     means = {pk: float(s.column(metric).mean()) for pk, s in per.items()}
     ordered = sorted(configurations, key=lambda c: (-means[c.pk], c.name))
     universe = np.unique(np.concatenate([s.query_ids for s in per.values()]))
@@ -415,7 +431,7 @@ def pairwise_matrix(
     p_rand = np.where(np.array(n_pair) > 0, p_rand, np.nan)
     holm = stats.holm(p_rand)
     holm_t = stats.holm(np.array(p_t, dtype=np.float64))
-    matrix = Matrix(ordered, flavour, metric, means, {pk: _mean_judged(s) for pk, s in per.items()})
+    matrix = Matrix(ordered, flavour, metric, means, judged)
     for c, (x, y) in enumerate(pairs):
         diff = float(d[:, c].sum() / n_pair[c]) if n_pair[c] else math.nan
         for row, column, sign in ((x, y, 1.0), (y, x, -1.0)):

@@ -99,3 +99,30 @@ def run_means(run_ids: Iterable[int], measures: Sequence[Measure], query_ids=Non
 
 def query_ids_by_pk(query_pks: Iterable[int]) -> dict[int, str]:
     return dict(Query.objects.filter(pk__in=list(query_pks)).values_list("pk", "external_id"))
+
+
+def values_by_cell(rows) -> dict[tuple[int, int], dict[str, float]]:
+    """{(run id, query pk): {column: value}} of the pool's measure set for score rows (objects with
+    .run.configuration.pool, .run_id, .query_id) whose pool has a set: one read of the set and one of
+    the values per pool."""
+    from .measure_sets import measure_set
+
+    by_pool: dict[int, list] = {}
+    pools = {}
+    for row in rows:
+        pool = row.run.configuration.pool
+        pools[pool.pk] = pool
+        by_pool.setdefault(pool.pk, []).append(row)
+    out: dict[tuple[int, int], dict[str, float]] = {}
+    for pool_pk, pool_rows in by_pool.items():
+        measures = measure_set(pools[pool_pk])
+        if measures is None:
+            continue
+        names = columns(measures)
+        wanted = {(r.run_id, r.query_id) for r in pool_rows}
+        stored = run_values({r.run_id for r in pool_rows}, measures, {r.query_id for r in pool_rows})
+        for run_id, values in stored.items():
+            for query, row in zip(values.query.tolist(), values.values, strict=True):
+                if (run_id, query) in wanted:
+                    out[(run_id, query)] = dict(zip(names, row.tolist(), strict=True))
+    return out
