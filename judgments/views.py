@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from . import access, tallies
 from .counts import count_of
 from .keyset import keyset_page
-from .models import Document, Judgment, Pair, Pool, Query, Ranking, SearchConfiguration
+from .models import Document, Pool, Query, Ranking, SearchConfiguration
 
 
 @login_not_required

@@ -26,7 +26,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from judgments import tallies
-from judgments.models import Judgment, Pool, Ranking, Run, SearchConfiguration
+from judgments.models import Pool, Ranking, Run, SearchConfiguration
 
 from . import settling
 from .flavours import DEFAULT_FLAVOUR, FLAVOURS

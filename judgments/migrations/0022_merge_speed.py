@@ -4,13 +4,11 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgments', '0020_boards_unfinished_queue_index'),
-        ('judgments', '0020_segments_query_tags'),
-        ('judgments', '0020_submit_tallies'),
-        ('judgments', '0021_reports_disagreements'),
+        ("judgments", "0020_boards_unfinished_queue_index"),
+        ("judgments", "0020_segments_query_tags"),
+        ("judgments", "0020_submit_tallies"),
+        ("judgments", "0021_reports_disagreements"),
     ]
 
-    operations = [
-    ]
+    operations = []
