@@ -239,6 +239,9 @@ class Refreshed:
     pool: str
     computed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    failed: list[str] = field(
+        default_factory=list
+    )  # logged; they keep their last value until the next change
     skipped: bool = False  # nothing changed since the last refresh
     seconds: float = 0.0
 
@@ -259,31 +262,31 @@ def refresh(pool: Pool, *, force: bool = False) -> Refreshed:
         if not (taken or force or never):
             result.skipped = True
             return result
-        try:
-            for name, key in todo if (taken or force) else never:
-                if name not in _KINDS:
-                    continue
-                began = time.monotonic()
+        for name, key in todo if (taken or force) else never:
+            if name not in _KINDS:
+                continue
+            began = time.monotonic()
+            try:
                 value = _KINDS[name].compute(pool, key)
-                if value is None:
-                    Snapshot.objects.filter(pool=pool, kind=name, key=key).delete()
-                    result.removed.append(f"{name}:{key}")
-                    continue
-                Snapshot.objects.update_or_create(
-                    pool=pool,
-                    kind=name,
-                    key=key,
-                    defaults={
-                        "value": jsonable(value),
-                        "computed_at": timezone.now(),
-                        "seconds": time.monotonic() - began,
-                    },
-                )
-                result.computed.append(f"{name}:{key}" if key else name)
-        except Exception:
-            with transaction.atomic():  # not current: due again at the next change or page
-                mark_changed(pool.pk)
-            raise
+            except Exception:  # the others are still computed; this one keeps its last value
+                logger.exception("snapshot %s %r of pool %s failed", name, key, pool.name)
+                result.failed.append(f"{name}:{key}" if key else name)
+                continue
+            if value is None:
+                Snapshot.objects.filter(pool=pool, kind=name, key=key).delete()
+                result.removed.append(f"{name}:{key}")
+                continue
+            Snapshot.objects.update_or_create(
+                pool=pool,
+                kind=name,
+                key=key,
+                defaults={
+                    "value": jsonable(value),
+                    "computed_at": timezone.now(),
+                    "seconds": time.monotonic() - began,
+                },
+            )
+            result.computed.append(f"{name}:{key}" if key else name)
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_KEY, pool.pk])
@@ -326,6 +329,7 @@ def refresh_snapshots(pool_id: int) -> dict:
         "pool": done.pool,
         "computed": done.computed,
         "removed": done.removed,
+        "failed": done.failed,
         "skipped": done.skipped,
         "seconds": round(done.seconds, 3),
     }

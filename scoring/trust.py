@@ -27,6 +27,7 @@ from django.db import connection
 
 from judgments.judges.examples import example_pair_ids
 from judgments.models import CombineRule, ModelJudge, Pair, Pool, Run
+from judgments.pgcopy.rows import read_columns
 from judgments.rating import agreement
 from judgments.scale import rounded_grade
 
@@ -193,20 +194,21 @@ def verdict(trust: Trust, *, probed=(), circular=()) -> Verdict | None:
 
 
 def _graded_rows(pool: Pool) -> tuple[np.ndarray, ...]:
-    """(pair, query, doc, rater, grade) of every grade (not can't judge) in the pool."""
+    """(pair, query, doc, rater, grade) of every grade (not can't judge) in the pool, read as arrays by
+    binary COPY (row by row took 22 s for 1.2M grades)."""
     with connection.cursor() as cursor:
-        cursor.execute(
+        columns = read_columns(
+            cursor,
             """
-            SELECT j.pair_id, p.query_id, p.document_id, j.rater_id, j.grade
+            SELECT array_agg(j.pair_id::int8), array_agg(p.query_id::int8), array_agg(p.document_id::int8),
+                   array_agg(j.rater_id::int8), array_agg(j.grade::int8)
             FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id
             WHERE p.pool_id = %s AND NOT j.cant_judge
             """,
             [pool.pk],
+            [">i8"] * 5,
         )
-        rows = cursor.fetchall()
-    if not rows:
-        return tuple(np.zeros(0, np.int64) for _ in range(5))
-    return tuple(np.asarray(column, dtype=np.int64) for column in zip(*rows, strict=True))
+    return tuple(column.astype(np.int64) for column in columns)
 
 
 @dataclass
@@ -228,10 +230,17 @@ def _compare(judge: ModelJudge) -> _Compared:
     with connection.cursor() as cursor:
         models = model_raters(cursor)
     is_judge, human = rater == judge.user_id, ~np.isin(rater, models)
-    common = np.intersect1d(pair[is_judge], pair[human])
+    # The pairs both graded, as a table indexed by pair id (np.intersect1d hashed 1.2M ids for 8 s).
+    in_common = np.zeros(int(pair.max()) + 1 if len(pair) else 0, dtype=bool)
+    in_common[pair[is_judge]] = True
+    graded_by_humans = np.zeros_like(in_common)
+    graded_by_humans[pair[human]] = True
+    in_common &= graded_by_humans
     # Pairs shown to the judge as examples in its prompt do not measure it.
-    common = np.setdiff1d(common, np.asarray(sorted(example_pair_ids(judge)), dtype=np.int64))
-    rows = human & np.isin(pair, common)
+    shown = np.asarray(sorted(example_pair_ids(judge)), dtype=np.int64)
+    in_common[shown[shown < len(in_common)]] = False
+    both = in_common[pair] if len(pair) else np.zeros(0, dtype=bool)
+    rows = human & both
     combined = combine_grades(
         pair[rows],
         query[rows],
@@ -243,7 +252,7 @@ def _compare(judge: ModelJudge) -> _Compared:
     by_key = {
         (int(q), int(d)): g for q, d, g in zip(combined.query, combined.doc, combined.grade, strict=True)
     }
-    take = is_judge & np.isin(pair, common)
+    take = is_judge & both
     order = np.lexsort((doc[take], query[take]))
     j_query, j_doc = query[take][order], doc[take][order]
     human_grades: dict[int, list[int]] = {}

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
@@ -30,6 +31,7 @@ from judgments.models import (
     Pair,
     Pool,
 )
+from judgments.pgcopy.rows import read_columns
 
 from . import agreement
 
@@ -37,22 +39,35 @@ DISAGREEMENT_SPREAD = 2
 
 
 def pool_ratings(pool: Pool, source: str | None = None) -> dict[int, dict[int, int]]:
-    """{pair pk: {rater pk: grade}} for every grade (not can't judge) in the pool that counts under
-    `source` (default: the pool's grade source)."""
-    source = GradeSource(source or pool.grade_source)
-    models = set(ModelJudge.objects.rater_ids()) if source != GradeSource.ALL else set()
+    """{pair pk: {rater pk: grade}} of rating_arrays(pool, source)."""
     ratings: dict[int, dict[int, int]] = defaultdict(dict)
-    rows = Judgment.objects.in_pool(pool).graded().values_list("pair_id", "rater_id", "grade")
-    for pair_id, rater_id, grade in rows.iterator(chunk_size=10_000):
-        ratings[pair_id][rater_id] = grade
-    if models:
-        for pair_id, by_rater in list(ratings.items()):
-            humans = {r: g for r, g in by_rater.items() if r not in models}
-            if humans or source == GradeSource.HUMANS:
-                ratings[pair_id] = humans
-            if not ratings[pair_id]:
-                del ratings[pair_id]
+    for pair, rater, grade in zip(*(a.tolist() for a in rating_arrays(pool, source)), strict=True):
+        ratings[pair][rater] = grade
     return dict(ratings)
+
+
+def rating_arrays(pool: Pool, source: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pair, rater, grade) arrays of every grade (not can't judge) in the pool that counts under `source`
+    (default: the pool's grade source): with "humans" the models' grades are left out, with "fill" they
+    count on pairs no human graded, with "all" every grade counts."""
+    source = GradeSource(source or pool.grade_source)
+    with connection.cursor() as cursor:
+        pair, rater, grade = read_columns(
+            cursor,
+            "SELECT array_agg(j.pair_id::int8), array_agg(j.rater_id::int8), array_agg(j.grade::int2)"
+            " FROM judgments_judgment j JOIN judgments_pair p ON p.id = j.pair_id"
+            " WHERE p.pool_id = %s AND NOT j.cant_judge",
+            [pool.pk],
+            [">i8", ">i8", ">i2"],
+        )
+    pair, rater, grade = pair.astype(np.int64), rater.astype(np.int64), grade.astype(np.int64)
+    if source != GradeSource.ALL:
+        model = np.isin(rater, np.asarray(list(ModelJudge.objects.rater_ids()), dtype=np.int64))
+        keep = ~model
+        if source == GradeSource.FILL:  # a pair no human graded keeps its models' grades
+            keep |= ~np.isin(pair, pair[~model])
+        pair, rater, grade = pair[keep], rater[keep], grade[keep]
+    return pair, rater, grade
 
 
 @dataclass
@@ -70,14 +85,17 @@ class PoolAgreement:
 def pool_agreement(pool: Pool) -> PoolAgreement:
     """Krippendorff's alpha (ordinal) over the pairs with 2+ grades, and quadratic-weighted Cohen's
     kappa for every two raters with 2+ pairs in common, each with the number of pairs behind it."""
-    ratings = pool_ratings(pool)
-    raters = sorted({r for by_rater in ratings.values() for r in by_rater})
-    units = [list(by_rater.values()) for by_rater in ratings.values() if len(by_rater) >= 2]
-    alpha, n_units = agreement.krippendorff_alpha_ordinal(units) if units else (math.nan, 0)
-    users = get_user_model().objects.in_bulk(raters)
+    pair, rater, grade = rating_arrays(pool)
+    units, unit = np.unique(pair, return_inverse=True)
+    counts = np.zeros((len(units), len(agreement.GRADES)), dtype=np.int64)
+    np.add.at(counts, (unit, grade - agreement.GRADES[0]), 1)
+    counts = counts[counts.sum(axis=1) >= 2]
+    alpha, n_units = agreement.alpha_from_counts(counts) if len(counts) else (math.nan, 0)
+    raters = np.unique(rater)
+    users = get_user_model().objects.in_bulk(raters.tolist())
     kappas = [
         {"rater_a": users[a], "rater_b": users[b], "kappa": kappa, "defined": not math.isnan(kappa), "n": n}
-        for a, b, kappa, n in agreement.pairwise_kappas(ratings)
+        for a, b, kappa, n in agreement.kappas_of_raters(pair, rater, grade)
     ]
     return PoolAgreement(alpha=alpha, n_units=n_units, n_raters=len(raters), kappas=kappas)
 

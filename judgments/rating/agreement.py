@@ -40,8 +40,10 @@ import numpy as np
 
 __all__ = [
     "GRADES",
+    "alpha_from_counts",
     "cohen_kappa_quadratic",
     "krippendorff_alpha_ordinal",
+    "kappas_of_raters",
     "pairwise_kappas",
 ]
 
@@ -72,11 +74,17 @@ def _value_counts(units) -> np.ndarray:
         counts = np.zeros((arr.shape[0], _N_GRADES), dtype=np.int64)
         np.add.at(counts, (rows, grades), 1)
         return counts
+    # Ragged lists: flattened once (a loop per unit took 27 s for 200,000 units).
+    lengths = np.fromiter((len(unit) for unit in units), dtype=np.intp, count=len(units))
+    flat = np.fromiter(
+        (np.nan if v is None else v for unit in units for v in unit),
+        dtype=np.float64,
+        count=int(lengths.sum()),
+    )
+    rows = np.repeat(np.arange(len(units)), lengths)
+    present = ~np.isnan(flat)
     counts = np.zeros((len(units), _N_GRADES), dtype=np.int64)
-    for u, unit in enumerate(units):
-        values = np.array([np.nan if v is None else v for v in unit], dtype=np.float64)
-        values = values[~np.isnan(values)]
-        counts[u] = np.bincount(_grade_indices(values), minlength=_N_GRADES)
+    np.add.at(counts, (rows[present], _grade_indices(flat[present])), 1)
     return counts
 
 
@@ -93,7 +101,12 @@ def krippendorff_alpha_ordinal(units) -> tuple[float, int]:
     module docstring).  Note the ``krippendorff`` package takes the transposed
     layout (raters x units).
     """
-    counts = _value_counts(units)
+    return alpha_from_counts(_value_counts(units))
+
+
+def alpha_from_counts(counts: np.ndarray) -> tuple[float, int]:
+    """krippendorff_alpha_ordinal from the (n_units, 6) matrix of how many raters gave grade g (column
+    g + 1) to each unit."""
     m_u = counts.sum(axis=1)
     pairable = m_u >= 2
     n_units = int(np.count_nonzero(pairable))
@@ -185,4 +198,25 @@ def pairwise_kappas(
             continue
         kappa = cohen_kappa_quadratic(matrix[both, i], matrix[both, j])
         result.append((raters[i], raters[j], kappa, n_common))
+    return result
+
+
+def kappas_of_raters(
+    pair: np.ndarray, rater: np.ndarray, grade: np.ndarray
+) -> list[tuple[int, int, float, int]]:
+    """pairwise_kappas of ratings given as parallel arrays (one grade per (pair, rater)): the same
+    [(rater_a, rater_b, kappa, n_common)], rater_a < rater_b, for every two raters with 2+ common pairs."""
+    raters = np.unique(rater)
+    graded = []
+    for r in raters:
+        mine = rater == r
+        order = np.argsort(pair[mine], kind="stable")
+        graded.append((pair[mine][order], grade[mine][order]))
+    result = []
+    for i, j in itertools.combinations(range(len(raters)), 2):
+        (pa, ga), (pb, gb) = graded[i], graded[j]
+        _, ia, ib = np.intersect1d(pa, pb, assume_unique=True, return_indices=True)
+        if len(ia) < 2:
+            continue
+        result.append((int(raters[i]), int(raters[j]), cohen_kappa_quadratic(ga[ia], gb[ib]), len(ia)))
     return result

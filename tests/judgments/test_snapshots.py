@@ -172,3 +172,19 @@ def test_the_task_puts_itself_off_while_the_last_refresh_is_recent_for_its_cost(
     assert later.run_after >= snapshots.next_refresh(pool)
     Snapshot.objects.filter(pool=pool).update(seconds=0)
     assert snapshots.refresh_snapshots.call(pool.pk)["computed"] and not SnapshotDue.objects.exists()
+
+
+def test_a_failing_kind_keeps_its_last_value_and_the_others_are_computed(pool, graded, rater, monkeypatch):
+    snapshots.refresh(pool)
+    before = stored_agreement(pool)
+    services.record_judgment(
+        graded[0], rater, grade=4 if graded[0].judgments.get(rater=rater).grade != 4 else 0
+    )
+
+    def broken(pool, key):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(adjudication, "agreement_value", broken)
+    done = snapshots.refresh(pool)
+    assert done.failed == ["agreement"] and "disagreements" in done.computed
+    assert stored_agreement(pool) == before and not SnapshotDue.objects.exists()
