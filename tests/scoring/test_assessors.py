@@ -133,10 +133,6 @@ def test_one_pass_equals_each_assessor_scored_alone(assessed, pool, rule):
     assert humans.name == assessors.HUMANS and humans.means == sorted(humans.means, reverse=True)
     assert [b.kind for b in result.boards] == ["humans", "rater", "rater", "judge"]
     assert result.taus[0][0] == pytest.approx(1.0)
-    top = assessors.humans_top(pool, 2)
-    assert [(c, pytest.approx(m)) for c, m in top] == list(
-        zip(result.configurations[:2], humans.means[:2], strict=True)
-    )
 
 
 def test_an_assessor_under_min_grades_has_no_board(assessed, pool, other_rater):
@@ -214,3 +210,21 @@ def test_a_nan_tau_survives_the_snapshot(pool, team, rater):
     snapshots.refresh(pool)
     kept = stored(pool)
     assert math.isnan(kept.taus[0][0]) and kept.configurations == [configuration]
+
+
+def test_the_leaderboards_humans_top_comes_from_the_snapshot(assessed, pool, monkeypatch):
+    """A circular configuration: the leaderboard's note names the humans' top five, read from the
+    stored boards on a big pool (never computed for the page)."""
+    from scoring.views.evidence import leaderboard_notes
+
+    SearchConfiguration.objects.filter(pool=pool, name="dense").update(model_name="gpt-4o")  # judge: gpt-x
+    direct = assessors.assessor_boards(pool)
+    snapshots.refresh(pool)
+    monkeypatch.setattr(snapshots, "SMALL_PAIRS", 0)
+    monkeypatch.setattr(assessors, "assessor_boards", lambda pool: pytest.fail("computed inline"))
+    notes = leaderboard_notes(pool)
+    assert [c["configuration"].name for c in notes["circular"]] == ["dense"]
+    humans = direct.boards[0]
+    assert [(c, pytest.approx(m)) for c, m in notes["humans_top"]] == [
+        (direct.configurations[i], humans.means[i]) for i in humans.order[:5]
+    ]
