@@ -5,9 +5,11 @@ of write that changes it; a big pool's page shows the snapshot and never compute
 
 import math
 import random
+from io import StringIO
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from judgments import raters, services, snapshots
@@ -145,6 +147,15 @@ def test_an_assessor_under_min_grades_has_no_board(assessed, pool, other_rater):
     assert_same(result, reference(pool))
 
 
+def import_rater_csv(tmp_path, pool, rater, lines: list[str]) -> None:
+    """An import of one rater's grades (manage.py import_judgments --format rater-csv)."""
+    path = tmp_path / "grades.csv"
+    path.write_text("\n".join([f"query_id,doc_id,{rater.username}", *lines]) + "\n")
+    call_command(
+        "import_judgments", "--pool", pool.name, "--format", "rater-csv", str(path), stdout=StringIO()
+    )
+
+
 def stored(pool) -> assessors.Assessors:
     return assessors.from_snapshot(Snapshot.objects.get(pool=pool, kind="assessors", key="").value)
 
@@ -162,7 +173,7 @@ def assert_snapshot_is_direct(pool) -> None:
 
 
 def test_the_snapshot_equals_the_direct_computation_after_each_write(
-    assessed, pool, rater, other_rater, site_admin
+    assessed, pool, rater, other_rater, site_admin, tmp_path
 ):
     snapshots.refresh(pool)
     assert_snapshot_is_direct(pool)
@@ -178,6 +189,7 @@ def test_the_snapshot_equals_the_direct_computation_after_each_write(
         lambda: raters.set_excluded(pool, other_rater, True, site_admin),
         lambda: services.set_final_grade(pair, 2, site_admin),
         lambda: services.record_run(dense, {q: ["e1", "e2", "e3"] for q in queries}, source="api"),
+        lambda: import_rater_csv(tmp_path, pool, rater, ["s01,e1,0", "s01,e2,4", "s02,e3,1"]),
     ]
     for write in writes:
         write()
