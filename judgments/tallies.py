@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, IntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 
@@ -144,7 +144,7 @@ def judgments_of(rater):
 def fold(pool: Pool) -> bool:
     """Replace the pool's tally rows by their sums (one row per rater, one for the pool), unless another
     transaction is folding it now. Rows written meanwhile by others are not seen, so they stay."""
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [_FOLD_LOCK, pool.pk])
         if not cursor.fetchone()[0]:
             return False

@@ -2,8 +2,7 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import F, Q
 
 from .documents import Document, Query
 from .judges import ModelJudge
@@ -235,13 +234,7 @@ class RaterStatusChange(models.Model):
 
 
 def human_grade_count():
-    """How many people graded the outer pair (can't judge and model judges not counted; 0 for none): an
-    annotation of Pair querysets, for the queue's open pairs and the human sample's progress."""
-    counts = (
-        Judgment.objects.filter(pair=OuterRef("pk"), cant_judge=False, excluded=False)
-        .by_humans()
-        .values("pair")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
+    """How many people graded the pair (can't judge and model judges not counted; 0 for none): an
+    annotation of Pair querysets, for the queue's open pairs and the human sample's progress. The pair's
+    stored `human_grades` (kept by triggers, judgments.models.tallies), not a count of its judgments."""
+    return F("human_grades")

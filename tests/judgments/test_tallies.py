@@ -122,3 +122,14 @@ def test_deleting_a_pool_leaves_no_tally(pool, rater):
     grading.save_grade(queued_pair(pool, "q", "d"), rater, grade=1)
     services.delete_pool_in_bulk(pool)
     assert not Tally.objects.filter(pool_id=pool.pk).exists()
+
+
+@pytest.mark.django_db
+def test_a_reader_folds_a_pool_with_many_rows(pool, rater, monkeypatch):
+    for i in range(3):
+        grading.save_grade(queued_pair(pool, "q", f"d{i}"), rater, grade=2)
+    before = tallies.stored(pool)
+    monkeypatch.setattr(tallies, "FOLD_AT", 2)
+    assert grading.rater_progress(rater, pool)["graded"] == 3
+    assert Tally.objects.filter(pool_id=pool.pk).count() == 2
+    assert tallies.stored(pool) == before
