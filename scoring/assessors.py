@@ -197,8 +197,8 @@ def _score_boards(cursor, run_ids: list[int], boards: list[_Scored]) -> None:
             board.sums += np.bincount(run_row[ranked], weights=scored, minlength=len(run_ids))
 
 
-def _boards(pool: Pool, runs: list, *, humans_only: bool = False) -> list[Board]:
-    """The humans' board, then (unless humans_only) every assessor's with MIN_GRADES grades."""
+def _boards(pool: Pool, runs: list) -> list[Board]:
+    """The humans' board, then every assessor's with MIN_GRADES grades."""
     run_ids = [r.pk for r in runs]
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('work_mem', %s, true)", [WORK_MEM])
@@ -208,28 +208,25 @@ def _boards(pool: Pool, runs: list, *, humans_only: bool = False) -> list[Board]
         boards = [
             _Scored(HUMANS, "humans", None, combined, len(combined), human_queries, np.zeros(len(runs)))
         ]
-        if not humans_only:
-            judges = set(ModelJudge.objects.filter(pool=pool).values_list("user_id", flat=True))
-            raters, counts = np.unique(read.rater, return_counts=True)
-            names = dict(
-                get_user_model().objects.filter(pk__in=raters.tolist()).values_list("pk", "username")
-            )
-            for user_id in sorted(raters.tolist(), key=lambda u: (u in judges, names.get(u, ""))):
-                n = int(counts[np.searchsorted(raters, user_id)])
-                if n < MIN_GRADES:
-                    continue
-                grades = read.of_rater(user_id)
-                boards.append(
-                    _Scored(
-                        names.get(user_id, str(user_id)),
-                        "judge" if user_id in judges else "rater",
-                        user_id,
-                        grades,
-                        n,
-                        np.unique(grades.query),
-                        np.zeros(len(runs)),
-                    )
+        judges = set(ModelJudge.objects.filter(pool=pool).values_list("user_id", flat=True))
+        raters, counts = np.unique(read.rater, return_counts=True)
+        names = dict(get_user_model().objects.filter(pk__in=raters.tolist()).values_list("pk", "username"))
+        for user_id in sorted(raters.tolist(), key=lambda u: (u in judges, names.get(u, ""))):
+            n = int(counts[np.searchsorted(raters, user_id)])
+            if n < MIN_GRADES:
+                continue
+            grades = read.of_rater(user_id)
+            boards.append(
+                _Scored(
+                    names.get(user_id, str(user_id)),
+                    "judge" if user_id in judges else "rater",
+                    user_id,
+                    grades,
+                    n,
+                    np.unique(grades.query),
+                    np.zeros(len(runs)),
                 )
+            )
         _score_boards(cursor, run_ids, boards)
     return [
         Board(
@@ -246,13 +243,6 @@ def _boards(pool: Pool, runs: list, *, humans_only: bool = False) -> list[Board]
 
 def _current_runs(pool: Pool) -> list:
     return list(Run.objects.filter(configuration__pool=pool).current().select_related("configuration"))
-
-
-def humans_top(pool: Pool, n: int = 5) -> list[tuple]:
-    """The top `n` (configuration, mean NDCG@10) by the humans' combined grades alone."""
-    runs = _current_runs(pool)
-    (board,) = _boards(pool, runs, humans_only=True)
-    return [(runs[i].configuration, board.means[i]) for i in board.order[:n]]
 
 
 def _taus(boards: list[Board], n_runs: int) -> list[list[float]]:

@@ -247,7 +247,11 @@ def spread(
     run_ids: Sequence[int], matrix: np.ndarray, *, n_resamples: int = BOARD_RESAMPLES, seed=stats.SEED
 ) -> BoardSpread:
     """CIs of every run's mean and each run against the best one (rows: queries, columns: runs), on the
-    queries every run has a value for."""
+    queries every run has a value for. A run with no value at all (not scored yet) is left out, not
+    allowed to empty the board."""
+    scored = ~np.isnan(matrix).all(axis=0) if matrix.size else np.zeros(len(run_ids), dtype=bool)
+    run_ids = [r for r, keep in zip(run_ids, scored, strict=True) if keep]
+    matrix = matrix[:, scored]
     if not len(run_ids):
         return BoardSpread(0, None, {}, n_resamples)
     values = matrix[~np.isnan(matrix).any(axis=1)]

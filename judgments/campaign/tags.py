@@ -12,7 +12,7 @@ from django.db import connection, transaction
 
 from judgments import bulk
 from judgments.models import Pool, Query
-from judgments.query_tags import MAX_TAGS, normalise, split_tags
+from judgments.query_tags import MAX_TAGS, split_tags
 
 MAX_LINES = 10_000
 
@@ -42,7 +42,7 @@ def _text_key(text: str) -> str:
 
 def tag_queries(pool: Pool, lines: str, tags_text: str, *, remove: bool = False) -> TagResult:
     """Add (or remove) the tags of `tags_text` to the queries named by `lines` (a query id, or else a
-    query text, case and spacing ignored: every query with that text). One read, one write."""
+    query text, case and spacing ignored: every query with that text). One read, one UPDATE."""
     try:
         tags = split_tags(tags_text)
     except ValueError as error:
@@ -72,16 +72,27 @@ def tag_queries(pool: Pool, lines: str, tags_text: str, *, remove: bool = False)
                 raise TaggingError(
                     f"queries: line {n}: no query of {pool.name} has the id or text {line[:80]!r}"
                 )
-        changed = []
-        for pk, external_id, _, old in rows:
-            if pk not in picked:
-                continue
-            new = [t for t in old if t not in tags] if remove else normalise([*old, *tags])
-            if len(new) > MAX_TAGS:
-                raise TaggingError(
-                    f"tags: query {external_id} would have {len(new)} tags; at most {MAX_TAGS}"
-                )
-            if new != old:
-                changed.append(Query(pk=pk, tags=new))
-        Query.objects.bulk_update(changed, ["tags"], batch_size=2000)
-    return TagResult(tags, len(picked), len(changed), remove)
+        if not remove:
+            for pk, external_id, _, old in rows:
+                if pk in picked and len(set(old) | set(tags)) > MAX_TAGS:
+                    raise TaggingError(
+                        f"tags: query {external_id} would have {len(set(old) | set(tags))} tags; at most {MAX_TAGS}"
+                    )
+        # One statement: the new tags sorted as Python sorts them (COLLATE "C"), rows left alone when
+        # nothing changes for them.
+        if remove:
+            sql = (
+                "UPDATE judgments_query SET tags = ARRAY(SELECT t FROM unnest(tags) AS t"
+                ' WHERE t <> ALL(%(tags)s) ORDER BY t COLLATE "C")'
+                " WHERE id = ANY(%(ids)s) AND tags && %(tags)s::varchar[]"
+            )
+        else:
+            sql = (
+                "UPDATE judgments_query SET tags = ARRAY(SELECT t FROM (SELECT DISTINCT unnest(tags ||"
+                ' %(tags)s::varchar[]) AS t) AS u ORDER BY t COLLATE "C")'
+                " WHERE id = ANY(%(ids)s) AND NOT tags @> %(tags)s::varchar[]"
+            )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, {"tags": tags, "ids": sorted(picked)})
+            changed = cursor.rowcount
+    return TagResult(tags, len(picked), changed, remove)

@@ -31,11 +31,15 @@ def judge_list(request: HttpRequest, pool_name: str) -> HttpResponse:
     judges = list(found.judges.filter(archived_at__isnull=True).select_related("user"))
     # The counts are stored (a snapshot computed by a task when the pool changed; inline on a small pool).
     shown = snapshots.read(found, "judge", [str(judge.pk) for judge in judges])
+    latest = {  # each judge's latest run, in one statement
+        run.judge_id: run
+        for run in JudgeRun.objects.filter(judge__in=judges).order_by("judge_id", "-pk").distinct("judge_id")
+    }
     for judge in judges:
         counts = shown[str(judge.pk)].value or {}
         judge.n_graded, judge.n_cant = counts.get("graded"), counts.get("cant")
         judge.key_set = services.key_is_set(judge)
-        judge.latest = judge.runs.order_by("-pk").first()
+        judge.latest = latest.get(judge.pk)
     return render(
         request,
         "judges/list.html",

@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("judgments", "0020_boards_unfinished_queue_index"),
         ("judgments", "0020_segments_query_tags"),
-        ("judgments", "0020_submit_tallies"),
+        ("judgments", "0021_submit_rater_indexes"),
         ("judgments", "0021_reports_disagreements"),
     ]
 

@@ -134,7 +134,13 @@ class Judgment(models.Model):
             ),
             *text_limit_constraints("judgment"),
         ]
-        indexes = [models.Index(fields=["rater", "-updated_at"], name="judgment_rater_recent_idx")]
+        indexes = [
+            # "My judgments", newest first: the id breaks ties (an import writes a million judgments with
+            # one updated_at, which an index on (rater, updated_at) alone left to a sort of them all).
+            models.Index(fields=["rater", "-updated_at", "-id"], name="judgment_rater_changed_idx"),
+            # The rater's latest judgment (their current query, the grading page's "previous").
+            models.Index(fields=["rater", "-id"], name="judgment_rater_latest_idx"),
+        ]
 
     def __str__(self) -> str:
         value = "can't judge" if self.cant_judge else str(self.grade)

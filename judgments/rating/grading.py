@@ -156,6 +156,8 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
             pool.gold_rate > 0 and random.random() < pool.gold_rate and (gold := _claim_gold(cursor, params))
         ):
             chosen = gold
+        elif tallies.rater_counts(pool, rater).remaining == 0:
+            chosen = None  # the stored counts say no pair is open to the rater: no walk of the queue
         elif tiers:
             chosen = _claim_adaptive(cursor, params)
         else:

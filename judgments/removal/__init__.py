@@ -13,6 +13,11 @@ Three outcomes, decided here and nowhere else:
 
 A delete asked for when the plan says archive or refuse is refused with that line, so a page or a
 script cannot delete history by skipping the confirmation page.
+
+Counts that can run into millions (a pool's grades, pairs and documents, a judge's grades and their
+history) are counted up to COUNT_CAP and said as "more than 10,000 grades" beyond it: the statement
+stops there (a pool of 1.2M grades: 446-1,085 ms for the full count, 10 ms capped), and what is said stays
+true. Whether there are any, which decides the outcome, is always exact.
 """
 
 from __future__ import annotations
@@ -46,8 +51,23 @@ class RemovalRefused(Exception):
     """A removal that may not happen; the message is the one line to show."""
 
 
+COUNT_CAP = 10_000  # rows counted at most per statement (see the module docstring)
+
+
 def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count:,} {one if count == 1 else (many or one + 's')}"
+
+
+def _up_to_cap(queryset) -> int:
+    """The queryset's rows, counted up to COUNT_CAP + 1 (one statement that stops there)."""
+    return queryset.order_by()[: COUNT_CAP + 1].count()
+
+
+def _capped(count: int, one: str, many: str | None = None) -> str:
+    """_n for a count from _up_to_cap: beyond the cap, "more than 10,000 ..."."""
+    if count > COUNT_CAP:
+        return f"more than {COUNT_CAP:,} {many or one + 's'}"
+    return _n(count, one, many)
 
 
 @dataclass
@@ -91,10 +111,10 @@ def _active_judge_runs(judges) -> list[str]:
 
 def plan_judge(judge: ModelJudge) -> Plan:
     plan = Plan(judge, f"judge {judge.user.username}")
-    grades = Judgment.objects.filter(rater=judge.user).count()
-    changes = JudgmentChange.objects.filter(rater=judge.user).count()
+    grades = _up_to_cap(Judgment.objects.filter(rater=judge.user))
+    changes = grades or JudgmentChange.objects.filter(rater=judge.user).exists()
     if grades or changes:
-        plan.keeps.append(_n(grades, "grade") + " of graded pairs" if grades else "grade history")
+        plan.keeps.append(_capped(grades, "grade") + " of graded pairs" if grades else "grade history")
     plan.blocks += _active_judge_runs([judge])
     plan.goes += [_n(judge.runs.count(), "judging run"), f"its rater account {judge.user.username}"]
     return plan
@@ -129,10 +149,10 @@ def plan_run(run: Run) -> Plan:
 
 def plan_pool(pool: Pool) -> Plan:
     plan = Plan(pool, f"pool {pool.name}")
-    grades = Judgment.objects.in_pool(pool).count()
+    grades = _up_to_cap(Judgment.objects.in_pool(pool))
     runs = Run.objects.filter(configuration__pool=pool).count()
     if grades:
-        plan.keeps.append(_n(grades, "grade"))
+        plan.keeps.append(_capped(grades, "grade"))
     if runs:
         plan.keeps.append(_n(runs, "run"))
     configurations = pool.configurations.all()
@@ -140,9 +160,9 @@ def plan_pool(pool: Pool) -> Plan:
     if plan.keeps:  # archived, never deleted: no need to count a big pool's rows
         return plan
     plan.goes += [
-        _n(Query.objects.filter(pool=pool).count(), "query", "queries"),
-        _n(Document.objects.filter(pool=pool).count(), "document"),
-        _n(Pair.objects.filter(pool=pool).count(), "pair"),
+        _capped(_up_to_cap(Query.objects.filter(pool=pool)), "query", "queries"),
+        _capped(_up_to_cap(Document.objects.filter(pool=pool)), "document"),
+        _capped(_up_to_cap(Pair.objects.filter(pool=pool)), "pair"),
         _n(configurations.count(), "configuration"),
         _n(pool.judges.count(), "model judge"),
     ]

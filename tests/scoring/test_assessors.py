@@ -5,9 +5,11 @@ of write that changes it; a big pool's page shows the snapshot and never compute
 
 import math
 import random
+from io import StringIO
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from judgments import raters, services, snapshots
@@ -133,10 +135,6 @@ def test_one_pass_equals_each_assessor_scored_alone(assessed, pool, rule):
     assert humans.name == assessors.HUMANS and humans.means == sorted(humans.means, reverse=True)
     assert [b.kind for b in result.boards] == ["humans", "rater", "rater", "judge"]
     assert result.taus[0][0] == pytest.approx(1.0)
-    top = assessors.humans_top(pool, 2)
-    assert [(c, pytest.approx(m)) for c, m in top] == list(
-        zip(result.configurations[:2], humans.means[:2], strict=True)
-    )
 
 
 def test_an_assessor_under_min_grades_has_no_board(assessed, pool, other_rater):
@@ -147,6 +145,15 @@ def test_an_assessor_under_min_grades_has_no_board(assessed, pool, other_rater):
     result = assessors.assessor_boards(pool)
     assert other_rater.pk not in [b.user_id for b in result.boards]
     assert_same(result, reference(pool))
+
+
+def import_rater_csv(tmp_path, pool, rater, lines: list[str]) -> None:
+    """An import of one rater's grades (manage.py import_judgments --format rater-csv)."""
+    path = tmp_path / "grades.csv"
+    path.write_text("\n".join([f"query_id,doc_id,{rater.username}", *lines]) + "\n")
+    call_command(
+        "import_judgments", "--pool", pool.name, "--format", "rater-csv", str(path), stdout=StringIO()
+    )
 
 
 def stored(pool) -> assessors.Assessors:
@@ -166,7 +173,7 @@ def assert_snapshot_is_direct(pool) -> None:
 
 
 def test_the_snapshot_equals_the_direct_computation_after_each_write(
-    assessed, pool, rater, other_rater, site_admin
+    assessed, pool, rater, other_rater, site_admin, tmp_path
 ):
     snapshots.refresh(pool)
     assert_snapshot_is_direct(pool)
@@ -182,6 +189,7 @@ def test_the_snapshot_equals_the_direct_computation_after_each_write(
         lambda: raters.set_excluded(pool, other_rater, True, site_admin),
         lambda: services.set_final_grade(pair, 2, site_admin),
         lambda: services.record_run(dense, {q: ["e1", "e2", "e3"] for q in queries}, source="api"),
+        lambda: import_rater_csv(tmp_path, pool, rater, ["s01,e1,0", "s01,e2,4", "s02,e3,1"]),
     ]
     for write in writes:
         write()
@@ -214,3 +222,21 @@ def test_a_nan_tau_survives_the_snapshot(pool, team, rater):
     snapshots.refresh(pool)
     kept = stored(pool)
     assert math.isnan(kept.taus[0][0]) and kept.configurations == [configuration]
+
+
+def test_the_leaderboards_humans_top_comes_from_the_snapshot(assessed, pool, monkeypatch):
+    """A circular configuration: the leaderboard's note names the humans' top five, read from the
+    stored boards on a big pool (never computed for the page)."""
+    from scoring.views.evidence import leaderboard_notes
+
+    SearchConfiguration.objects.filter(pool=pool, name="dense").update(model_name="gpt-4o")  # judge: gpt-x
+    direct = assessors.assessor_boards(pool)
+    snapshots.refresh(pool)
+    monkeypatch.setattr(snapshots, "SMALL_PAIRS", 0)
+    monkeypatch.setattr(assessors, "assessor_boards", lambda pool: pytest.fail("computed inline"))
+    notes = leaderboard_notes(pool)
+    assert [c["configuration"].name for c in notes["circular"]] == ["dense"]
+    humans = direct.boards[0]
+    assert [(c, pytest.approx(m)) for c, m in notes["humans_top"]] == [
+        (direct.configurations[i], humans.means[i]) for i in humans.order[:5]
+    ]

@@ -245,3 +245,21 @@ def test_segment_pages_run_as_many_statements_on_a_pool_ten_times_larger(
             counts[(what, name)] = len(captured.captured_queries)
     for what in ("leaderboard", "compare", "api", "export", "tagging"):
         assert counts[(what, "robust")] == counts[(what, "big")], (what, counts)
+
+
+def test_spread_leaves_out_a_run_without_values():
+    """An unscored run (every cell NaN) does not empty the board; the others keep their figures."""
+    rng = np.random.default_rng(3)
+    matrix = rng.uniform(0, 1, (30, 3))
+    matrix[:, 1] = np.nan
+    board = segments.spread([10, 11, 12], matrix)
+    assert board.n == 30 and set(board.runs) == {10, 12}
+    whole = segments.spread([10, 12], matrix[:, [0, 2]])
+    assert board.runs == whole.runs and board.leader == whole.leader
+    expected = stats.randomization_pvalues(
+        matrix[:, [0]] - matrix[:, [2]] if board.leader == 12 else matrix[:, [2]] - matrix[:, [0]],
+        n_resamples=segments.BOARD_RESAMPLES,
+    )
+    other = 10 if board.leader == 12 else 12
+    assert board.runs[other].p == pytest.approx(float(expected[0]))
+    assert board.runs[other].mean == pytest.approx(matrix[:, 0 if other == 10 else 2].mean())

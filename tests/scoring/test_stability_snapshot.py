@@ -25,7 +25,9 @@ def _pending() -> int:
 def _worker() -> None:
     """What `manage.py db_worker` does, once."""
     call_command("db_worker", batch=True, startup_delay=False, reload=False, interval=0, verbosity=0)
-    assert not DBTaskResult.objects.exclude(status="SUCCESSFUL").exists()
+    # Every task the worker could run succeeded (the snapshots' refresh waits a minute: judgments.snapshots).
+    ran = DBTaskResult.objects.exclude(task_path="judgments.snapshots.refresh_snapshots")
+    assert not ran.exclude(status="SUCCESSFUL").exists()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -14,7 +14,6 @@ formats most of them, see score_blocks).
 from django.core.management.base import CommandError
 
 from judgments.exchange.cli import ExchangeCommand, get_pool, write_chunks
-from scoring import segments
 from scoring.exports import SCORE_FORMATS, score_blocks
 from scoring.flavours import DEFAULT_FLAVOUR, FLAVOURS
 
@@ -47,6 +46,8 @@ class Command(ExchangeCommand):
         flavours = list(FLAVOURS) if flavor == "all" else [flavor]
         segment = None
         if tag:
+            from scoring import segments  # numpy's maths: only an export with --tag pays its start-up
+
             try:
                 segment = segments.export_segment(found, tag)
             except segments.SegmentError as error:

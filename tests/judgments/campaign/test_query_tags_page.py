@@ -57,3 +57,21 @@ def test_the_page_tags_lists_and_refuses(client, pool, site_admin):
     assert tags(pool) == {"q1": ["tail"], "q2": ["tail"]}
     client.post(page, {"queries": "q1", "tags": "tail", "remove": "1"})
     assert tags(pool) == {"q1": [], "q2": ["tail"]}
+
+
+def test_stored_order_is_pythons_and_the_limit_holds(pool):
+    """Tags written by SQL are sorted as Python sorts them (an import of the same tags finds them unchanged),
+    and a query cannot go over 50 tags."""
+    import io
+
+    from judgments.exchange.imports import import_queries
+
+    tag_queries(pool, "q1", "alpha")
+    tag_queries(pool, "q1", "Zeta beta")
+    assert tags(pool)["q1"] == sorted(["alpha", "Zeta", "beta"]) == ["Zeta", "alpha", "beta"]
+    summary = import_queries(pool, io.StringIO("q1\tquery q1\tbeta,alpha,Zeta\n"), name="same.tsv")
+    assert summary.unchanged == 1
+    tag_queries(pool, "q2", " ".join(f"t{i}" for i in range(50)))
+    with pytest.raises(TaggingError, match="query q2 would have 51 tags; at most 50"):
+        tag_queries(pool, "q1\nq2", "one-more")
+    assert "one-more" not in tags(pool)["q1"]

@@ -65,3 +65,31 @@ def test_a_big_pools_judge_pages_show_the_stored_counts(client, judge, site_admi
     assert "Figures as of" in page and f'<span class="n">{counts["graded"]}</span> grades given' in page
     assert f'<span class="n">{counts["waiting"]["queued"]}</span> queued pairs' in page
     assert "Figures as of" in client.get(listing).content.decode()
+
+
+def test_the_judges_list_runs_as_many_statements_for_three_judges_as_for_one(
+    client, judge, site_admin, monkeypatch
+):
+    """On a big pool (the counts stored; a small one computes each judge's inline, which is cheap there)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from judgments.models import JudgeRun
+
+    login(client, site_admin)
+    url = reverse("judges:list", args=[judge.pool.name])
+    JudgeRun.objects.create(judge=judge, status="succeeded", total=1, done=1)
+
+    def statements() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    monkeypatch.setattr(snapshots, "SMALL_PAIRS", 0)
+    snapshots.refresh(judge.pool)
+    one = statements()
+    for name in ("judge-b", "judge-c"):
+        other = create_or_update_judge(judge.pool, name, base_url="http://127.0.0.1:9/v1", model="m")[0]
+        JudgeRun.objects.create(judge=other, status="succeeded", total=2, done=2)
+    snapshots.refresh(judge.pool)
+    assert statements() == one

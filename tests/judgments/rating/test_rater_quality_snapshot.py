@@ -18,6 +18,7 @@ from judgments.models import Document, Judgment, Pair, Query, Snapshot
 from judgments.rating import quality
 from judgments.rating.agreement import cohen_kappa_quadratic
 from tests.conftest import login
+from tests.scoring.test_assessors import import_rater_csv
 
 
 @pytest.fixture
@@ -138,7 +139,7 @@ def stored_rows(pool) -> list[dict]:
 
 
 def test_the_snapshot_equals_the_direct_computation_after_each_write(
-    rated, pool, rater, other_rater, site_admin
+    rated, pool, rater, other_rater, site_admin, tmp_path
 ):
     snapshots.refresh(pool)
     assert_same(stored_rows(pool), loop_rater_quality(pool))
@@ -149,6 +150,7 @@ def test_the_snapshot_equals_the_direct_computation_after_each_write(
         lambda: services.record_judgment(fresh, other_rater, grade=1),  # a new grade
         lambda: services.record_judgment(pair, rater, cant_judge=True, reason="no text"),
         lambda: gold.mark_gold(pool, [(pair.query.external_id, pair.document.external_id, 1)], site_admin),
+        lambda: import_rater_csv(tmp_path, pool, other_rater, ["s1,e1,0", "s1,e2,4", "s2,e3,1"]),
         lambda: gold.clear_gold(pool, [(pair.query.external_id, pair.document.external_id)]),
     ]
     for write in writes:
