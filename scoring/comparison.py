@@ -326,15 +326,18 @@ def compare_pair(
     n_resamples: int = N_RESAMPLES,
     n_bootstrap: int | None = None,
     seed: int | None = SEED,
+    stored: bool = True,
 ) -> PairComparison:
-    """Compare the current runs of two configurations on every metric of `metrics` (plus `metric`)."""
+    """Compare the current runs of two configurations on every metric of `metrics` (plus `metric`).
+    stored: read and keep the significance figures in `comparison_store` (False: always compute them, as
+    the benchmarks that time the computation do)."""
     metric = check_metric(metric)
     shown = list(dict.fromkeys([*metrics, metric]))
     for name in shown:
         check_metric(name)
     # Stored figures (comparison_store): the runs' score marks are read before their scores, so figures
     # stored under them never belong to older scores; a run replaced meanwhile is not stored at all.
-    key = comparison_store.key_of(shown, n_resamples, n_bootstrap, seed)
+    key = comparison_store.key_of(shown, n_resamples, n_bootstrap, seed) if stored else None
     runs = current_runs([a, b]) if key else {}
     results, marks = None, None
     if a.pk in runs and b.pk in runs:

@@ -57,4 +57,5 @@ def test_each_flavour_metric_set_and_seed_is_stored_apart(scored):
     comparison.compare_pair(scored.bm25, scored.dense, "trec", metrics=METRICS)
     comparison.compare_pair(scored.bm25, scored.dense, "exp", metrics=("ndcg@10",))
     comparison.compare_pair(scored.bm25, scored.dense, "exp", metrics=METRICS, seed=None)  # not stored
+    comparison.compare_pair(scored.bm25, scored.hybrid, "exp", metrics=METRICS, stored=False)  # not stored
     assert StoredComparison.objects.count() == 3
