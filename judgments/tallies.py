@@ -2,7 +2,8 @@
 
 What is counted (kept by triggers, migration judgments/0020_submit_tallies; the rows: models.tallies):
 - per pool: `pairs`, `queued` pairs, `complete` ones (a final grade, or the pool's `raters_per_pair` human grades),
-  `open_pairs` (queued, not complete, the document has content), `documents`;
+  `open_pairs` (queued, not complete, the document has content), `documents`; derived: `unfinished`
+  (queued - complete), `without_content` (unfinished - open_pairs), `cant` (can't-judge answers);
 - per rater in a pool: `graded` (judgments that are grades), `cant` (can't-judge answers), `judged_open`
   (open pairs they judged), so `remaining` = open pairs - judged_open: the pairs still open to them.
 - per pair: `Pair.human_grades`, the grades that fill it (the queue reads it).
@@ -44,6 +45,21 @@ class PoolCounts:
     @property
     def percent(self) -> int:
         return round(100 * self.complete / self.queued) if self.queued else 0
+
+    @property
+    def unfinished(self) -> int:
+        """Queued pairs still short of grades (with or without content)."""
+        return self.queued - self.complete
+
+    @property
+    def without_content(self) -> int:
+        """Queued pairs still short of grades whose document has no content (held back from raters)."""
+        return self.queued - self.complete - self.open_pairs
+
+    @property
+    def cant(self) -> int:
+        """Every rater's can't-judge answers."""
+        return self.judgments - self.grades
 
 
 @dataclass(frozen=True)

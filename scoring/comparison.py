@@ -30,7 +30,7 @@ from judgments.models import (
 )
 from judgments.pgcopy.rows import read_rows, row_dtype
 
-from . import stats
+from . import comparison_store, stats
 from .leaderboard import LeaderboardRow, RunMeans, plan_for_memory, pool_means, run_means
 from .metrics import CUTOFFS, DEFAULT_FLAVOUR, FLAVOURS
 from .models import FLAVOUR_CHOICES, JUDGED_FIELDS, MEAN_FIELDS, QueryScore
@@ -326,23 +326,37 @@ def compare_pair(
     n_resamples: int = N_RESAMPLES,
     n_bootstrap: int | None = None,
     seed: int | None = SEED,
+    stored: bool = True,
 ) -> PairComparison:
-    """Compare the current runs of two configurations on every metric of `metrics` (plus `metric`)."""
+    """Compare the current runs of two configurations on every metric of `metrics` (plus `metric`).
+    stored: read and keep the significance figures in `comparison_store` (False: always compute them, as
+    the benchmarks that time the computation do)."""
     metric = check_metric(metric)
     shown = list(dict.fromkeys([*metrics, metric]))
     for name in shown:
         check_metric(name)
+    # Stored figures (comparison_store): the runs' score marks are read before their scores, so figures
+    # stored under them never belong to older scores; a run replaced meanwhile is not stored at all.
+    key = comparison_store.key_of(shown, n_resamples, n_bootstrap, seed) if stored else None
+    runs = current_runs([a, b]) if key else {}
+    results, marks = None, None
+    if a.pk in runs and b.pk in runs:
+        results, marks = comparison_store.lookup(runs[a.pk].pk, runs[b.pk].pk, check_flavour(flavour), key)
     paired = paired_scores(a, b, flavour, shown)
+    same_runs = marks is not None and (paired.run_a.pk, paired.run_b.pk) == (runs[a.pk].pk, runs[b.pk].pk)
     if n_bootstrap is None:
         n_bootstrap = stats.default_n_bootstrap(paired.n, n_resamples)
-    columns = [paired.metrics.index(name) for name in shown]
-    results = compare_many(
-        paired.values_a[:, columns],
-        paired.values_b[:, columns],
-        n_resamples=n_resamples,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-    )
+    if results is None or not same_runs:
+        columns = [paired.metrics.index(name) for name in shown]
+        results = compare_many(
+            paired.values_a[:, columns],
+            paired.values_b[:, columns],
+            n_resamples=n_resamples,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+        )
+        if same_runs:
+            comparison_store.store(paired.run_a.pk, paired.run_b.pk, paired.flavour, key, marks, results)
     return PairComparison(
         **{f.name: getattr(paired, f.name) for f in fields(PairedScores)},
         metric=metric,

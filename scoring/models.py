@@ -306,6 +306,31 @@ class RunTotals(models.Model):
         return f"totals of run {self.run_id}: {self.n} rows"
 
 
+class StoredComparison(models.Model):
+    """The significance figures of one comparison of two runs (scoring.comparison_store): stored with the
+    two runs' RunTotals marks, and used only while both marks are still current (any write of either
+    run's score rows moves its mark)."""
+
+    run_a = models.ForeignKey(Run, models.CASCADE, related_name="+", db_index=False)  # the unique key
+    run_b = models.ForeignKey(Run, models.CASCADE, related_name="+")
+    flavour = models.CharField(max_length=20)
+    key = models.CharField(max_length=400)  # metrics shown, sign flips, bootstrap resamples, seed
+    mark_a = models.BigIntegerField()
+    mark_b = models.BigIntegerField()
+    figures = ArrayField(models.FloatField())  # scoring.comparison_store.FIGURES per metric, in key order
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run_a", "run_b", "flavour", "key"], name="stored_comparison_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"runs {self.run_a_id} vs {self.run_b_id} ({self.flavour}, {self.key})"
+
+
 class MeasureTotals(models.Model):
     """Sums of one run's MeasureScore rows (a pool's own measure set), kept as RunTotals is: sums and nans
     in the order of the set's columns (scoring.measures.compute.columns)."""

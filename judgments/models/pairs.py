@@ -65,11 +65,12 @@ class Pair(models.Model):
             models.Index(fields=["pool", "queued_at"], name="pair_queue_idx"),
             models.Index(fields=["held_by"], name="pair_held_by_idx", condition=Q(held_by__isnull=False)),
             models.Index(fields=["final_by"], name="pair_final_by_idx", condition=Q(final_by__isnull=False)),
-            # The queued pairs without a final grade, highest priority first: the missing-content list
-            # is keyset-paged on it (rating.queue.pairs_without_content).
+            # The queued pairs without a final grade by their stored human grades, highest priority first:
+            # the missing-content list is keyset-paged on it, one scan per grade count below the pool's
+            # raters_per_pair, so complete pairs are never read (rating.queue.pairs_without_content_page).
             models.Index(
-                fields=["pool", "-priority", "-id"],
-                name="pair_unfinished_queue_idx",
+                fields=["pool", "human_grades", "-priority", "-id"],
+                name="pair_open_by_grades_idx",
                 condition=Q(queued_at__isnull=False, final_grade__isnull=True),
             ),
         ]

@@ -385,10 +385,11 @@ def progress(rater, pool: Pool) -> tuple[dict, dict]:
         "remaining": own.remaining,
         "percent": percent,
     }
-    return mine, _overall(overall)
+    return mine, overall_progress(overall)
 
 
-def _overall(counts: tallies.PoolCounts) -> dict:
+def overall_progress(counts: tallies.PoolCounts) -> dict:
+    """Queued, complete and percent complete, from a pool's stored counts."""
     return {"queued": counts.queued, "complete": counts.complete, "percent": counts.percent}
 
 
@@ -399,4 +400,4 @@ def rater_progress(rater, pool: Pool) -> dict:
 
 def pool_progress(pool: Pool) -> dict:
     """Queued pairs of the pool and how many have their grades (or a final grade)."""
-    return _overall(tallies.pool_counts(pool))
+    return overall_progress(tallies.pool_counts(pool))

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, QuerySet
+from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -394,8 +394,8 @@ def open_pairs(pool: Pool) -> QuerySet:
 
 def pairs_without_content(pool: Pool) -> QuerySet:
     """Open queued pairs whose document has no content yet: held back from raters, listed for admins,
-    highest priority first (newest first among equals), the order of the pair_unfinished_queue_idx index
-    so that a page of them is read without sorting the pool's queue."""
+    highest priority first (newest first among equals). Counted from the pairs' judgments: the definition
+    that `pairs_without_content_page` (which reads the stored `Pair.human_grades`) must agree with."""
     return (
         open_pairs(pool)
         .filter(document__title="", document__body="")
@@ -404,25 +404,43 @@ def pairs_without_content(pool: Pool) -> QuerySet:
     )
 
 
+# One index scan per grade count below the pool's raters_per_pair (pair_open_by_grades_idx: pool, human_grades,
+# priority desc, id desc, over queued pairs without a final grade), merged: complete pairs (human_grades at
+# raters_per_pair or more) are never read, however many there are.
+_WITHOUT_CONTENT_WALK = """
+    SELECT w.id FROM generate_series(0, %s - 1) AS g(n)
+    CROSS JOIN LATERAL (
+        SELECT p.id, p.priority FROM judgments_pair p
+        WHERE p.pool_id = %s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL AND p.human_grades = g.n
+          AND {after}
+          AND EXISTS (SELECT 1 FROM judgments_document d WHERE d.id = p.document_id AND d.title = '' AND d.body = '')
+        ORDER BY p.priority DESC, p.id DESC LIMIT %s
+    ) w
+    ORDER BY w.priority DESC, w.id DESC LIMIT %s
+"""
+
+
 def pairs_without_content_page(pool: Pool, size: int, after: str | None = None) -> tuple[list, str | None]:
     """A page of `pairs_without_content` after the cursor `after` ("priority:id" of the last pair of the
-    previous page; None: the first page), and the cursor of the next page (None: the last page). A
-    keyset on the index: page 5,000 of a queue of a million pairs costs what page 1 does."""
-    pairs = pairs_without_content(pool)
+    previous page; None: the first page), and the cursor of the next page (None: the last page). A keyset
+    on pair_open_by_grades_idx that reads each pair's stored human_grades: page 5,000 of a queue of a
+    million pairs costs what page 1 does, and complete pairs are skipped without reading a judgment."""
+    condition, keyset = "TRUE", []
     if after:
         try:
-            priority, pk = (int(part) for part in after.split(":"))
+            keyset = [int(part) for part in after.split(":")]
         except ValueError:
-            priority, pk = None, None
-        if priority is not None:
-            pairs = pairs.filter(
-                RawSQL(
-                    '("judgments_pair"."priority", "judgments_pair"."id") < (%s, %s)',
-                    (priority, pk),
-                    BooleanField(),
-                )
-            )
-    rows = list(pairs[: size + 1])
+            keyset = []
+        if len(keyset) == 2:
+            condition = "(p.priority, p.id) < (%s, %s)"
+        else:
+            keyset = []
+    walk = RawSQL(
+        _WITHOUT_CONTENT_WALK.format(after=condition),
+        (pool.raters_per_pair, pool.pk, *keyset, size + 1, size + 1),
+    )
+    pairs = Pair.objects.filter(pk__in=walk).select_related("query", "document").order_by("-priority", "-id")
+    rows = list(pairs)
     more = len(rows) > size
     rows = rows[:size]
     return rows, f"{rows[-1].priority}:{rows[-1].pk}" if more else None

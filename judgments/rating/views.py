@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgments import access, services, snapshots
+from judgments import access, services, snapshots, tallies
 from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
 from judgments.paging import UncountedPage
 
@@ -315,15 +315,18 @@ def _coverage_depth(request: HttpRequest) -> int:
 
 def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse:
     k = _coverage_depth(request)
-    open_pairs = queue.open_pairs(pool)
+    counts = tallies.pool_counts(pool)  # stored (judgments.tallies): no scan of the pool's pairs or judgments
     context = {
         "pool": pool,
         "k": k,
-        "overall": grading.pool_progress(pool),
-        "open": open_pairs.count(),
-        "without_content": open_pairs.filter(document__title="", document__body="").count(),
-        "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),
-        "cant_judge": Judgment.objects.in_pool(pool).filter(cant_judge=True).count(),
+        "overall": grading.overall_progress(counts),
+        "open": counts.unfinished,
+        "without_content": counts.without_content,
+        # held_by is set and cleared with held_until: the partial pair_held_by_idx reads only held pairs
+        "held": Pair.objects.in_pool(pool)
+        .filter(held_by__isnull=False, held_until__gt=timezone.now())
+        .count(),
+        "cant_judge": counts.cant,
         "build_form": forms.get("build_form")
         or BuildQueueForm(initial={"k": pool.queue_depth, "strategy": pool.queue_strategy}),
         "configuration_form": forms.get("configuration_form")
@@ -422,11 +425,14 @@ def missing_content(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Queued pairs whose document has no content: raters cannot be served them until it is imported."""
     found = access.admin_pool_or_404(request, pool_name)
     after = request.GET.get("after")
-    pairs, next_after = queue.pairs_without_content_page(found, MISSING_CONTENT_PER_PAGE, after)
+    counts = tallies.pool_counts(found)  # stored: how many there are, and none to walk when there are none
+    pairs, next_after = [], None
+    if counts.without_content or after:
+        pairs, next_after = queue.pairs_without_content_page(found, MISSING_CONTENT_PER_PAGE, after)
     return render(
         request,
         "rating/missing_content.html",
-        {"pool": found, "pairs": pairs, "next_after": next_after, "first": not after},
+        {"pool": found, "pairs": pairs, "next_after": next_after, "first": not after, "counts": counts},
     )
 
 

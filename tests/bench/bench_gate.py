@@ -81,7 +81,7 @@ class Command(CompareBench):
                     gate("t"),
                     gate("randomization"),
                     command,
-                    lambda: comparison.compare_pair(a, b, "exp", metrics=MEASURES),
+                    lambda: comparison.compare_pair(a, b, "exp", metrics=MEASURES, stored=False),
                     lambda: [scipy.stats.ttest_rel(y, x) for x, y in arrays],
                 ],
             )
