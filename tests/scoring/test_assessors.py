@@ -137,6 +137,14 @@ def test_one_pass_equals_each_assessor_scored_alone(assessed, pool, rule):
     assert result.taus[0][0] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("per_read", [1, 7, 40])
+def test_rankings_read_a_slice_of_queries_at_a_time_give_the_same_boards(
+    assessed, pool, monkeypatch, per_read
+):
+    monkeypatch.setattr(assessors, "RANKINGS_PER_READ", per_read)  # 3 runs: 1, 2 and 13 queries a slice
+    assert_same(assessors.assessor_boards(pool), reference(pool))
+
+
 def test_an_assessor_under_min_grades_has_no_board(assessed, pool, other_rater):
     keep = Judgment.objects.filter(pair__pool=pool, rater=other_rater, cant_judge=False).values_list(
         "pk", flat=True
