@@ -59,3 +59,17 @@ def test_each_flavour_metric_set_and_seed_is_stored_apart(scored):
     comparison.compare_pair(scored.bm25, scored.dense, "exp", metrics=METRICS, seed=None)  # not stored
     comparison.compare_pair(scored.bm25, scored.hybrid, "exp", metrics=METRICS, stored=False)  # not stored
     assert StoredComparison.objects.count() == 3
+
+
+def test_stored_comparisons_go_with_runs_deleted_in_sql(scored):
+    """delete_pool_in_bulk and the benchmarks delete runs in SQL, not through the ORM's cascade."""
+    from django.db import connection
+
+    comparison.compare_pair(scored.bm25, scored.dense, "exp", metrics=METRICS)
+    assert StoredComparison.objects.count() == 1
+    run = scored.bm25.runs.order_by("-pk").first()
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM judgments_ranking WHERE run_id = %s", [run.pk])
+        cursor.execute("DELETE FROM judgments_run WHERE id = %s", [run.pk])
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the foreign keys are checked now, not at the end
+    assert StoredComparison.objects.count() == 0
