@@ -14,7 +14,7 @@ from config.csp import SWAGGER_POLICY, csp_override
 from judgments import api
 from judgments.capture import api as capture_api
 from scoring import api as scoring_api
-from scoring import measure_api
+from scoring import measure_api, segment_api
 from scoring.gate import api as gate_api
 
 app_name = "api"
@@ -30,6 +30,7 @@ router.register("endpoints", capture_api.EndpointViewSet, basename="endpoint")
 router.register("captures", capture_api.CaptureViewSet, basename="capture")
 router.register("scores", scoring_api.ScoreViewSet, basename="score")
 router.register("measure-sets", measure_api.MeasureSetViewSet, basename="measure-set")
+router.register("segments", segment_api.SegmentViewSet, basename="segment")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

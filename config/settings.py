@@ -124,6 +124,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: a grade's rescoring runs after its response is sent (judgments/after_response.py).
+    "judgments.after_response.AfterResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before WhiteNoise, which answers /static/ itself: static files get the same frame and CSP headers.
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

@@ -25,6 +25,7 @@ from .models import (
     Team,
 )
 from .query_fields import fields_problem
+from .query_tags import normalise, tags_problem
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -122,14 +123,27 @@ class QuerySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Query
-        fields = ("id", "pool", "external_id", "text", "information_need", "fields")
+        fields = ("id", "pool", "external_id", "text", "information_need", "fields", "tags")
         read_only_fields = ("id",)
+        extra_kwargs = {
+            "tags": {"help_text": "segments: head, tail, category:shoes (stored sorted, each once)"}
+        }
 
     def validate_fields(self, value):
         problem = fields_problem(value)
         if problem:
             raise serializers.ValidationError(problem)
         return value
+
+    def to_internal_value(self, data):
+        # The tag rule (judgments.query_tags) before the field's own checks, so that a bad tag gets its
+        # one line naming it rather than a per-item error list.
+        if hasattr(data, "get") and "tags" in data and (problem := tags_problem(data.get("tags"))):
+            raise serializers.ValidationError({"tags": [problem]})
+        return super().to_internal_value(data)
+
+    def validate_tags(self, value):
+        return normalise(value)
 
 
 class DocumentSerializer(serializers.ModelSerializer):

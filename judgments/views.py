@@ -3,13 +3,14 @@ its lockout: judgments.login)."""
 
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
-from django.db.models import Count, Exists, Max, OuterRef, Q
+from django.db.models import Count, Exists, Max, OuterRef
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
-from . import access
+from . import access, tallies
 from .counts import count_of
-from .models import Document, Judgment, Pair, Pool, Query, Ranking, SearchConfiguration
+from .keyset import keyset_page
+from .models import Document, Pool, Query, Ranking, SearchConfiguration
 
 
 @login_not_required
@@ -36,7 +37,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if access.is_rater(user):
         pools = pools.annotate(
             rates=Exists(access.rating_pools_for(user).filter(pk=pool)),
-            my_judgments=count_of(Judgment.objects.filter(pair__pool=pool, rater=user)),
+            my_judgments=tallies.judgments_of(user),
         )
     archived = (
         list(Pool.objects.filter(archived_at__isnull=False).order_by("name")) if access.is_admin(user) else []
@@ -46,16 +47,14 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def pool_detail(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.get_pool_or_404(request.user, access.pools_for, name=pool_name)
-    pairs = Pair.objects.in_pool(found)
+    counts = tallies.pool_counts(found)  # stored: counting 1.5M documents and 1.2M judgments took 3 s
     stats = {
         "queries": Query.objects.filter(pool=found).count(),
-        "documents": Document.objects.filter(pool=found).count(),
+        "documents": counts.documents,
         "documents_without_content": Document.objects.filter(pool=found).without_content().count(),
-        "pairs": pairs.count(),
-        "queued": pairs.queued().count(),
-        "judgments": Judgment.objects.in_pool(found).aggregate(
-            graded=Count("id", filter=Q(cant_judge=False)), cant=Count("id", filter=Q(cant_judge=True))
-        ),
+        "pairs": counts.pairs,
+        "queued": counts.queued,
+        "judgments": {"graded": counts.grades, "cant": counts.judgments - counts.grades},
     }
     configurations = None
     if access.is_engineer(request.user):
@@ -115,17 +114,25 @@ def configuration_detail(request: HttpRequest, configuration_id: int) -> HttpRes
     )
 
 
+RANKINGS_PER_PAGE = 100  # a run of 5,000 queries took 5-10 s to read, name and render whole
+
+
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(
         access.runs_for(request.user).select_related("configuration__pool", "submitted_by", "endpoint"),
         pk=run_id,
     )
     private = not access.may_see_rankings(request.user, run.configuration)
-    rankings = (
-        []
-        if private
-        else list(Ranking.objects.filter(run=run).select_related("query").order_by("query__external_id"))
-    )
+    page = None
+    if not private:
+        page = keyset_page(
+            Ranking.objects.filter(run=run).select_related("query"),
+            "query__external_id",
+            RANKINGS_PER_PAGE,
+            after=request.GET.get("after"),
+            before=request.GET.get("before"),
+        )
+    rankings = page.items if page else []
     shown_docs = {pk for ranking in rankings for pk in ranking.doc_ids[:10]}
     names = dict(Document.objects.filter(pk__in=shown_docs).values_list("pk", "external_id"))
     rows = [
@@ -145,5 +152,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "n_queries": Ranking.objects.filter(run=run).count(),
             "current": current,
             "capture": run.captures.select_related("endpoint").first(),
+            "page": page,
+            "page_size": RANKINGS_PER_PAGE,
         },
     )

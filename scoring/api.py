@@ -15,13 +15,15 @@ from drf_spectacular.utils import (
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 from judgments import access
 from judgments.api import IsEngineer, problems_response
 from judgments.problems import Problem
 
-from . import exports, metrics
+from . import exports, metrics, segments
 from .flavours import FLAVOUR_PARAMS, flavour_param
+from .measure_reads import values_by_cell
 from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
 NUMBERS = {"type": "object", "additionalProperties": {"type": "number"}}
@@ -34,6 +36,7 @@ class QueryScoreSerializer(serializers.ModelSerializer):
     query_id = serializers.CharField(source="query.external_id")
     metrics = serializers.SerializerMethodField()
     judged = serializers.SerializerMethodField()
+    measures = serializers.SerializerMethodField()
 
     class Meta:
         model = QueryScore
@@ -49,6 +52,7 @@ class QueryScoreSerializer(serializers.ModelSerializer):
             "has_relevant",
             "metrics",
             "judged",
+            "measures",
             "updated_at",
         )
         read_only_fields = fields
@@ -62,6 +66,16 @@ class QueryScoreSerializer(serializers.ModelSerializer):
     @extend_schema_field(NUMBERS)
     def get_judged(self, score: QueryScore) -> dict[str, float]:
         return {name: getattr(score, column) for name, column in JUDGED_FIELDS.items()}
+
+    @extend_schema_field({**NUMBERS, "nullable": True})
+    def get_measures(self, score: QueryScore) -> dict[str, float] | None:
+        """The pool's own measure set for this (run, query), by canonical name (null without a set); the
+        list reads them for a whole page at once (ScoreViewSet.list)."""
+        cells = self.context.get("measure_cells")
+        if cells is None:
+            cells = values_by_cell([score])
+        values = cells.get((score.run_id, score.query_id))
+        return None if values is None else {k: None if v != v else v for k, v in values.items()}
 
 
 def _param(request: Request, name: str) -> str | None:
@@ -82,12 +96,19 @@ FLAVOR_PARAM = OpenApiParameter("flavor", str, enum=list(metrics.FLAVOURS))
             FLAVOR_PARAM,
             OpenApiParameter("query", str, description="query id"),
             OpenApiParameter("run", int, description="a run id (default: each configuration's current run)"),
+            OpenApiParameter(
+                "tag",
+                str,
+                many=True,
+                description="only queries with this tag (repeat: with every one of them)",
+            ),
         ]
     )
 )
 class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
-    """Stored per-query scores, shown one row per (run, query, flavour) with every metric. Without `run`,
-    only each configuration's current run."""
+    """Stored per-query scores, shown one row per (run, query, flavour) with every metric of the fixed set,
+    and `measures`: the pool's own measure set for that (run, query) (null for a pool without one). Without
+    `run`, only each configuration's current run."""
 
     serializer_class = QueryScoreSerializer
     permission_classes = [permissions.IsAuthenticated, IsEngineer]
@@ -112,6 +133,8 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             rows = rows.filter(flavor=flavor)
         if (query := _param(self.request, "query")) is not None:
             rows = rows.filter(query__external_id=query)
+        if tags := self.request.query_params.getlist("tag"):
+            rows = rows.filter(query__tags__contains=tags)  # tags @> ARRAY[...]: the GIN index
         return rows.order_by("run__configuration__name", "flavor", "query__external_id", "id")
 
     @extend_schema(
@@ -149,6 +172,12 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
             OpenApiParameter(
                 "as", str, enum=list(exports.SCORE_FORMATS), description="jsonl (default) or csv"
             ),
+            OpenApiParameter(
+                "tag",
+                str,
+                many=True,
+                description="only queries with this tag, 'all' means over them (repeat: with every one)",
+            ),
         ],
         responses={
             200: OpenApiResponse(OpenApiTypes.STR, description="one row per configuration, query, metric")
@@ -163,9 +192,27 @@ class ScoreViewSet(viewsets.ReadOnlyModelViewSet):
         if flavour not in metrics.FLAVOURS or fmt not in exports.SCORE_FORMATS:
             return problems_response("Unknown flavour or format.", [Problem(0, "flavor", "see the schema")])
         content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+        segment = None
+        if tags := request.query_params.getlist("tag"):
+            try:
+                segment = segments.export_segment(pool, tags)
+            except segments.SegmentError as error:
+                return problems_response(f"{error}.", [Problem(0, "tag", str(error))])
         return _stream(
-            exports.score_lines(pool, flavour, fmt), f"{pool.name}.scores.{flavour}.{fmt}", content_type
+            exports.score_lines(pool, flavour, fmt, segment=segment),
+            f"{pool.name}.scores.{flavour}.{fmt}",
+            content_type,
         )
+
+    # Last in the class body: a method named `list` would shadow the builtin in the decorators above.
+    def list(self, request: Request, *args, **kwargs):
+        """The page's rows, with the measure-set values of all of them read at once (values_by_cell)."""
+        rows = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(rows)
+        shown = list(page if page is not None else rows)
+        context = {**self.get_serializer_context(), "measure_cells": values_by_cell(shown)}
+        data = self.get_serializer_class()(shown, many=True, context=context).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
 
 
 def _stream(chunks, filename: str, content_type: str) -> StreamingHttpResponse:

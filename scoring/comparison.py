@@ -28,6 +28,7 @@ from judgments.models import (
     Run,
     SearchConfiguration,
 )
+from judgments.pgcopy.rows import read_rows, row_dtype
 
 from . import stats
 from .leaderboard import LeaderboardRow, RunMeans, plan_for_memory, pool_means, run_means
@@ -140,30 +141,36 @@ class RunScores:
 
 
 def run_scores(run_ids, flavour: str, metrics=tuple(SCORE_FIELDS)) -> dict[int, RunScores]:
-    """{run id: RunScores} of `metrics` for the given runs: one query, read straight into numpy."""
+    """{run id: RunScores} of `metrics` for the given runs: one query, read by binary COPY straight into
+    numpy (10,000 rows of 6 columns: 4 ms instead of 40 ms through Python tuples)."""
     ids = [int(i) for i in run_ids]
     metrics = tuple(metrics)
-    columns = ", ".join(SCORE_FIELDS[m] for m in metrics)
+    columns = ", ".join(f"{SCORE_FIELDS[m]}::float8" for m in metrics)
     table = QueryScore._meta.db_table
+    dtype = row_dtype(
+        ("run", ">i8"), ("query", ">i8"), ("has", "u1"), *((f"m{j}", ">f8") for j in range(len(metrics)))
+    )
     with transaction.atomic(), connection.cursor() as cursor:
         plan_for_memory(cursor)
-        cursor.execute(
-            f"SELECT run_id, query_id, has_ranking::int, {columns} FROM {table}"
+        rows = read_rows(
+            cursor,
+            f"SELECT run_id::int8, query_id::int8, has_ranking, {columns} FROM {table}"
             " WHERE flavor = %s AND run_id = ANY(%s) ORDER BY run_id, query_id",
             [flavour, ids],
+            dtype,
         )
-        data = cursor.fetchall()
-    array = np.array(data, dtype=np.float64).reshape(len(data), 3 + len(metrics))
+    run_col = rows["run"].astype(np.int64)
+    values = np.empty((len(rows), len(metrics)))
+    for j in range(len(metrics)):
+        values[:, j] = rows[f"m{j}"]
     result = {}
-    run_col = array[:, 0].astype(np.int64)
     for run_id in ids:
         lo, hi = np.searchsorted(run_col, [run_id, run_id + 1])
-        part = array[lo:hi]
         result[run_id] = RunScores(
             run_id=run_id,
-            query_ids=part[:, 1].astype(np.int64),
-            has_ranking=part[:, 2].astype(bool),
-            values=np.ascontiguousarray(part[:, 3:]),
+            query_ids=rows["query"][lo:hi].astype(np.int64),
+            has_ranking=rows["has"][lo:hi].astype(bool),
+            values=np.ascontiguousarray(values[lo:hi]),
             metrics=metrics,
         )
     return result
@@ -397,6 +404,22 @@ def pairwise_matrix(
         raise ComparisonError("Pick at least two configurations.")
     runs, scores = _scored_runs(configurations, flavour, (metric, WARNING_JUDGED))
     per = {c.pk: scores[runs[c.pk].pk] for c in configurations}
+    judged = {pk: _mean_judged(s) for pk, s in per.items()}
+    return matrix_of(configurations, per, flavour, metric, judged, n_resamples=n_resamples, seed=seed)
+
+
+def matrix_of(
+    configurations: list[SearchConfiguration],
+    per: dict[int, RunScores],
+    flavour: str,
+    metric: str,
+    judged: dict[int, float | None],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int | None = SEED,
+) -> Matrix:
+    """The matrix of `pairwise_matrix` from each configuration's stored rows (`per`: {configuration pk:
+    RunScores holding `metric`}), whatever they were read from (the fixed set's or a measure set's rows)."""
     means = {pk: float(s.column(metric).mean()) for pk, s in per.items()}
     ordered = sorted(configurations, key=lambda c: (-means[c.pk], c.name))
     universe = np.unique(np.concatenate([s.query_ids for s in per.values()]))
@@ -415,7 +438,7 @@ def pairwise_matrix(
     p_rand = np.where(np.array(n_pair) > 0, p_rand, np.nan)
     holm = stats.holm(p_rand)
     holm_t = stats.holm(np.array(p_t, dtype=np.float64))
-    matrix = Matrix(ordered, flavour, metric, means, {pk: _mean_judged(s) for pk, s in per.items()})
+    matrix = Matrix(ordered, flavour, metric, means, judged)
     for c, (x, y) in enumerate(pairs):
         diff = float(d[:, c].sum() / n_pair[c]) if n_pair[c] else math.nan
         for row, column, sign in ((x, y, 1.0), (y, x, -1.0)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from django.db import connection
 from django.db.models import Avg, Count
@@ -91,21 +92,23 @@ def judged_metric(metric: str) -> str | None:
 
 
 def score_lines(
-    pool: Pool, flavour: str | Sequence[str] = flavours.DEFAULT_FLAVOUR, fmt: str = "jsonl"
+    pool: Pool, flavour: str | Sequence[str] = flavours.DEFAULT_FLAVOUR, fmt: str = "jsonl", *, segment=None
 ) -> Iterator[str]:
     """Every stored score of each configuration's current run, as `manage.py export_scores` prints them:
     by configuration name, flavour (one, or each of a sequence of flavours) and query id, the "all" means
-    after each configuration's queries in a flavour; CSV has one header. Blocks of lines, as text."""
-    return (block.decode() for block in score_blocks(pool, flavour, fmt))
+    after each configuration's queries in a flavour; CSV has one header. Blocks of lines, as text.
+    segment: a `scoring.segments.Segment`: only its queries' lines, and "all" means over them."""
+    return (block.decode() for block in score_blocks(pool, flavour, fmt, segment=segment))
 
 
 def score_blocks(
-    pool: Pool, flavour: str | Sequence[str] = flavours.DEFAULT_FLAVOUR, fmt: str = "jsonl"
+    pool: Pool, flavour: str | Sequence[str] = flavours.DEFAULT_FLAVOUR, fmt: str = "jsonl", *, segment=None
 ) -> Iterator[bytes]:
     """score_lines as UTF-8 blocks of lines. The lines of each query are written by PostgreSQL
     (`_query_lines_sql`) exactly as `_json_line`/`_csv_line` write them (tests compare the two); a row
     holding a value the SQL cannot write as Python does (NaN, 1e16) and the "all" means go through them."""
     names = [flavour] if isinstance(flavour, str) else list(flavour)
+    query_ids = None if segment is None else segment.query_ids
     for name in names:
         _check_flavour(name)
     if fmt not in SCORE_FORMATS:
@@ -115,17 +118,25 @@ def score_blocks(
         from .measure_exports import measure_score_blocks
         from .measures.names import parse
 
-        return measure_score_blocks(pool, [parse(name) for name in own], names, fmt)
+        return measure_score_blocks(pool, [parse(name) for name in own], names, fmt, query_ids)
     # The order of the old single query: configuration name, then flavour name, then query id.
     groups: dict[str, list[tuple[str, int, dict]]] = {}
     for name in sorted(set(names)):
-        for row in configuration_means(pool, name, archived=True):  # archived: kept for exports
+        rows = configuration_means(pool, name, archived=True)  # archived: kept for exports
+        if segment is not None:  # means over the segment's rows only
+            from .segments import run_means as segment_means
+
+            means = segment_means([row.run_id for row in rows], name, tuple(MEAN_FIELDS), segment)
+            rows = [replace(row, current=means.get(row.run_id)) for row in rows]
+        for row in rows:
             if row.current is not None:  # the current run has scores in this flavour
                 groups.setdefault(row.configuration.name, []).append((name, row.run_id, row.current.means))
-    return _score_blocks(pool, fmt, groups)
+    return _score_blocks(pool, fmt, groups, query_ids)
 
 
-def _score_blocks(pool: Pool, fmt: str, groups: dict[str, list[tuple[str, int, dict]]]) -> Iterator[bytes]:
+def _score_blocks(
+    pool: Pool, fmt: str, groups: dict[str, list[tuple[str, int, dict]]], query_ids=None
+) -> Iterator[bytes]:
     write = _json_line if fmt == "jsonl" else _csv_line
     if fmt == "csv":
         yield _csv_line(COLUMNS).encode()
@@ -135,7 +146,7 @@ def _score_blocks(pool: Pool, fmt: str, groups: dict[str, list[tuple[str, int, d
     order = pool.configurations.order_by("name").values_list("name", flat=True)
     for configuration in [name for name in order if name in groups]:
         for name, run_id, means in groups[configuration]:
-            sql, params = _query_lines_sql(configuration, name, run_id, fmt, lookup)
+            sql, params = _query_lines_sql(configuration, name, run_id, fmt, lookup, query_ids)
             for block in copy_blocks(sql, params, setup=pgtext.FLOAT_SETUP):
                 yield _with_python_lines(block, configuration, name, write) if b"\t#" in block else block
             yield "".join(map(write, _metric_rows(configuration, "all", name, means))).encode()
@@ -212,7 +223,12 @@ def _concat(parts: list[str]) -> str:
 
 
 def _query_lines_sql(
-    configuration: str, flavour: str, run_id: int, fmt: str, lookup: tuple[list[int], list[str]]
+    configuration: str,
+    flavour: str,
+    run_id: int,
+    fmt: str,
+    lookup: tuple[list[int], list[str]],
+    query_ids=None,
 ) -> tuple[str, list]:
     """COPY-able SQL of one (configuration, flavour): the lines of its queries (by id) exactly as
     `_json_line`/`_csv_line` write them, or, for a row holding a value out of `python_float`'s range,
@@ -255,6 +271,7 @@ def _query_lines_sql(
     texts = ", ".join(
         f"{pgtext.python_float(v)} AS {field}" for v, field in zip(values, _FIELDS, strict=True)
     )
+    in_segment = "" if query_ids is None else " AND s.query_id = ANY(%s)"
     # OFFSET 0 keeps the inner query whole, so that each value is formatted once, not once per use. The
     # lines of 64 queries make one COPY row: Python handles 80 rows for 5,000 queries, not 5,000.
     sql = f"""
@@ -268,10 +285,11 @@ def _query_lines_sql(
             FROM {QueryScore._meta.db_table} s
             JOIN judgments_query q ON q.id = s.query_id
             LEFT JOIN {pgtext.encoded_lookup("e")} ON e.id = q.id
-            WHERE s.run_id = %s AND s.flavor = %s
+            WHERE s.run_id = %s AND s.flavor = %s{in_segment}
             OFFSET 0
         ) t
         GROUP BY t.block
         ORDER BY t.block
     """
-    return sql, [*params, *lookup, run_id, flavour]
+    segment = [] if query_ids is None else [[int(q) for q in query_ids]]
+    return sql, [*params, *lookup, run_id, flavour, *segment]

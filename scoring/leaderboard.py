@@ -2,8 +2,8 @@
 its CSV, the score exports (`exports.score_lines`, `manage.py export_scores`), a configuration's history
 and the comparison page's cutoff chart. Nothing here recomputes a metric.
 
-- `run_means(run_ids, flavour, metrics)`: one GROUP BY over the stored rows of some runs in a flavour.
-  A metric's mean is over every row (a query the run has no ranking for counts 0, as `trec_eval -c`);
+- `run_means(run_ids, flavour, metrics)`: the stored totals of some runs (models.RunTotals: one row per
+  run, kept by scoring.totals in the transactions that write the score rows) read in a flavour. A metric's mean is over every row (a query the run has no ranking for counts 0, as `trec_eval -c`);
   judged@k is averaged over the queries the run ranked (None when it ranked none).
 - `pool_means(pool, flavour, metrics)`: every configuration of the pool with its two newest runs and
   their means, in three queries whatever the size of the pool: the configurations, their two newest runs
@@ -17,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection, transaction
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from judgments.models import Pool, Run, SearchConfiguration
 
+from . import totals
 from .flavours import DEFAULT_FLAVOUR, FLAVOURS
-from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
+from .models import JUDGED_FIELDS, MEAN_FIELDS, RunTotals, cell_column
 
 ALL_METRICS: tuple[str, ...] = tuple(MEAN_FIELDS)  # udcg@k included
 
@@ -61,31 +61,30 @@ def plan_for_memory(cursor) -> None:
     cursor.execute("SELECT set_config('random_page_cost', '1.1', true)")
 
 
+def _mean(sums: list[float], nans: list[float], j: int, count: int) -> float:
+    """Column j's mean over `count` rows: NaN while a stored row holds NaN there (as AVG would be)."""
+    return float("nan") if nans[j] else sums[j] / count
+
+
 def run_means(run_ids, flavour: str, metrics=ALL_METRICS) -> dict[int, RunMeans]:
-    """{run id: RunMeans} of `metrics` (and judged@k) for the runs that have rows in `flavour`: one
-    GROUP BY over the stored rows."""
+    """{run id: RunMeans} of `metrics` (and judged@k) for the runs that have rows: read from their stored
+    totals (models.RunTotals, one row per run, kept with the rows by scoring.totals)."""
     ids = [int(i) for i in run_ids]
     if not ids:
         return {}
     metrics = tuple(metrics)
-    sums = ", ".join(f"sum({MEAN_FIELDS[m]})" for m in metrics)
-    judged = ", ".join(f"sum({field})" for field in JUDGED_FIELDS.values())
-    sql = (
-        "SELECT run_id, count(*), count(*) FILTER (WHERE NOT has_ranking),"
-        f" count(*) FILTER (WHERE NOT has_relevant), {sums}, {judged}"
-        f" FROM {QueryScore._meta.db_table} WHERE run_id = ANY(%s) AND flavor = %s GROUP BY run_id"
-    )
-    with transaction.atomic(), connection.cursor() as cursor:
-        plan_for_memory(cursor)
-        cursor.execute(sql, [ids, flavour])
-        rows = cursor.fetchall()
     result = {}
-    for run_id, n, unranked, no_relevant, *totals in rows:
+    columns = [totals.CELL_INDEX[cell_column(flavour, MEAN_FIELDS[m])] for m in metrics]
+    judged_columns = [totals.CELL_INDEX[field] for field in JUDGED_FIELDS.values()]
+    rows = RunTotals.objects.filter(run_id__in=ids).values_list(
+        "run_id", "n", "n_unranked", "n_no_relevant", "sums", "nans"
+    )
+    for run_id, n, unranked, no_relevant, sums, nans in rows:
         ranked = n - unranked
-        means = {m: total / n for m, total in zip(metrics, totals[: len(metrics)], strict=True)}
+        means = {m: _mean(sums, nans, j, n) for m, j in zip(metrics, columns, strict=True)}
         # Rows of unranked queries hold judged@k = 0, so the sum over all rows is the sum over the ranked.
-        for m, total in zip(JUDGED_FIELDS, totals[len(metrics) :], strict=True):
-            means[m] = total / ranked if ranked else None
+        for m, j in zip(JUDGED_FIELDS, judged_columns, strict=True):
+            means[m] = _mean(sums, nans, j, ranked) if ranked else None
         result[run_id] = RunMeans(run_id, n, unranked, no_relevant, means)
     return result
 

@@ -23,6 +23,7 @@ from judgments.api import IsEngineer, problems_response
 from judgments.exchange.formats import Problem
 from judgments.models import Pool, Run
 
+from . import segments
 from .measure_exports import current_runs
 from .measure_reads import query_ids_by_pk, run_values
 from .measure_sets import MeasureError, measure_set, reset_measures, set_measures
@@ -83,6 +84,12 @@ class MeasureSetViewSet(viewsets.ViewSet):
         parameters=[
             OpenApiParameter("run", int, description="one run (default: each configuration's current run)"),
             OpenApiParameter("query", str, description="one query id"),
+            OpenApiParameter(
+                "tag",
+                str,
+                many=True,
+                description="only queries with this tag, means over them (repeat: every one)",
+            ),
         ],
     )
     @action(detail=True, methods=["get"])
@@ -105,6 +112,13 @@ class MeasureSetViewSet(viewsets.ViewSet):
         query_ids = None
         if query := request.query_params.get("query"):
             query_ids = list(found.queries.filter(external_id=query).values_list("pk", flat=True))
+        if tags := request.query_params.getlist("tag"):  # a segment (scoring.segments): its queries only
+            try:
+                seg = segments.segment(found, tags)
+            except segments.SegmentError as error:
+                return problems_response(f"{error}.", [Problem(0, "tag", str(error))])
+            ids = seg.query_ids.tolist()
+            query_ids = ids if query_ids is None else [q for q in query_ids if q in set(ids)]
         names = columns(measures)
         stored = run_values([r for _, r in runs], measures, query_ids)
         external = query_ids_by_pk({int(q) for rows in stored.values() for q in rows.query})

@@ -38,8 +38,10 @@ def _number(value: float | None) -> str:
 
 
 def measure_score_blocks(
-    pool: Pool, measures: Sequence[Measure], flavours: Sequence[str], fmt: str
+    pool: Pool, measures: Sequence[Measure], flavours: Sequence[str], fmt: str, query_ids=None
 ) -> Iterator[bytes]:
+    """The lines of every (configuration, query, measure), then each configuration's means (query "all"),
+    over the queries of `query_ids` only when given (a segment: scoring.segments)."""
     from judgments.exchange.formats.spreadsheet import (
         csv_line as _csv_line,
     )  # the one CSV writer (formula guard)
@@ -50,7 +52,7 @@ def measure_score_blocks(
     if fmt == "csv":
         yield _csv_line(("configuration", "query", "flavor", "metric", "value", "judged")).encode()
     runs = current_runs(pool)
-    stored = run_values([run_id for _, run_id in runs], measures)
+    stored = run_values([run_id for _, run_id in runs], measures, query_ids)
     external = query_ids_by_pk({int(q) for rows in stored.values() for q in rows.query})
     metric_json = [json.dumps(m.name) for m in measures]
     for configuration, run_id in runs:

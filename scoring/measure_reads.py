@@ -16,6 +16,7 @@ from judgments.models import Query
 from . import measure_cells
 from .measures.compute import columns
 from .measures.names import Measure
+from .models import MeasureTotals
 
 
 @dataclass
@@ -67,9 +68,24 @@ def run_values(run_ids: Iterable[int], measures: Sequence[Measure], query_ids=No
 
 
 def run_means(run_ids: Iterable[int], measures: Sequence[Measure], query_ids=None) -> dict[int, MeasureMeans]:
-    """{run id: MeasureMeans} of every column, over every stored row of the run (of `query_ids`)."""
+    """{run id: MeasureMeans} of every column, over every stored row of the run: from the run's stored
+    totals (models.MeasureTotals, scoring.totals), or over the rows of `query_ids` only, when given."""
     names = columns(measures)
     out = {}
+    if query_ids is None:
+        ids = sorted({int(i) for i in run_ids})
+        rows = MeasureTotals.objects.filter(run_id__in=ids).values_list(
+            "run_id", "n", "n_unranked", "sums", "nans"
+        )
+        for run_id, n, unranked, sums, nans in rows:
+            if len(sums) != len(names):
+                raise ValueError("stored measure totals of another width than the pool's measure set")
+            means = {
+                name: float("nan") if nan else total / n
+                for name, total, nan in zip(names, sums, nans, strict=True)
+            }
+            out[run_id] = MeasureMeans(run_id, n, unranked, means)
+        return out
     for run_id, rows in run_values(run_ids, measures, query_ids).items():
         means = rows.values.mean(axis=0) if len(rows.query) else np.full(len(names), np.nan)
         out[run_id] = MeasureMeans(
@@ -83,3 +99,30 @@ def run_means(run_ids: Iterable[int], measures: Sequence[Measure], query_ids=Non
 
 def query_ids_by_pk(query_pks: Iterable[int]) -> dict[int, str]:
     return dict(Query.objects.filter(pk__in=list(query_pks)).values_list("pk", "external_id"))
+
+
+def values_by_cell(rows) -> dict[tuple[int, int], dict[str, float]]:
+    """{(run id, query pk): {column: value}} of the pool's measure set for score rows (objects with
+    .run.configuration.pool, .run_id, .query_id) whose pool has a set: one read of the set and one of
+    the values per pool."""
+    from .measure_sets import measure_set
+
+    by_pool: dict[int, list] = {}
+    pools = {}
+    for row in rows:
+        pool = row.run.configuration.pool
+        pools[pool.pk] = pool
+        by_pool.setdefault(pool.pk, []).append(row)
+    out: dict[tuple[int, int], dict[str, float]] = {}
+    for pool_pk, pool_rows in by_pool.items():
+        measures = measure_set(pools[pool_pk])
+        if measures is None:
+            continue
+        names = columns(measures)
+        wanted = {(r.run_id, r.query_id) for r in pool_rows}
+        stored = run_values({r.run_id for r in pool_rows}, measures, {r.query_id for r in pool_rows})
+        for run_id, values in stored.items():
+            for query, row in zip(values.query.tolist(), values.values, strict=True):
+                if (run_id, query) in wanted:
+                    out[(run_id, query)] = dict(zip(names, row.tolist(), strict=True))
+    return out

@@ -287,6 +287,42 @@ class MeasureScore(models.Model):
         return f"run {self.run_id} query {self.query_id}: {len(self.values)} values"
 
 
+class RunTotals(models.Model):
+    """Sums of one run's CellScore rows, kept by triggers in the transaction that writes the rows
+    (scoring.totals): what every mean of the fixed set is read from. sums and nans follow
+    scoring.totals.CELL_COLUMNS; mark: the sequence number of the last change."""
+
+    run = models.OneToOneField(
+        Run, models.DO_NOTHING, primary_key=True, db_constraint=False, related_name="+"
+    )  # the triggers drop the row with the run's last score row
+    n = models.BigIntegerField()
+    n_unranked = models.BigIntegerField()
+    n_no_relevant = models.BigIntegerField()
+    sums = ArrayField(models.FloatField())
+    nans = ArrayField(models.FloatField())
+    mark = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"totals of run {self.run_id}: {self.n} rows"
+
+
+class MeasureTotals(models.Model):
+    """Sums of one run's MeasureScore rows (a pool's own measure set), kept as RunTotals is: sums and nans
+    in the order of the set's columns (scoring.measures.compute.columns)."""
+
+    run = models.OneToOneField(
+        Run, models.DO_NOTHING, primary_key=True, db_constraint=False, related_name="+"
+    )
+    n = models.BigIntegerField()
+    n_unranked = models.BigIntegerField()
+    sums = ArrayField(models.FloatField())
+    nans = ArrayField(models.FloatField())
+    mark = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"measure totals of run {self.run_id}: {self.n} rows"
+
+
 class PoolStability(models.Model):
     """How settled a pool's leaderboard was when last measured (scoring.stability): the ordering of its
     configurations, when that ordering last changed (counted in grades), the expected Kendall tau and
@@ -303,6 +339,11 @@ class PoolStability(models.Model):
     expected_tau = models.FloatField(default=0.0)
     judged = models.JSONField(default=dict, help_text="configuration id -> judged@10")
     settled = models.BooleanField(default=False)
+    queries = models.IntegerField(default=0, help_text="queries the bootstrap ran over")
+    problems = models.JSONField(default=list, help_text="why it has not settled")
+    basis = models.JSONField(
+        default=dict, help_text="run id -> mark of the current runs' totals measured (scoring.totals)"
+    )
     measured_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -3,7 +3,8 @@
 judgments sends grades_changed and run_submitted inside the transaction that made the change. Each
 receiver there enqueues the update as a task (the task queue lives in the same database, so the task
 row commits or rolls back with the grade or run), due `SAFETY_DELAY` later; right after the commit it
-does the update itself and deletes the task (in one transaction for a grade's few queries). A process that dies between the commit and the update
+does the update itself and deletes the task (a grade's, in a request: once its response is sent,
+judgments.after_response) (in one transaction for a grade's few queries). A process that dies between the commit and the update
 leaves the task behind, and a db_worker runs it; an update that fails makes the task due at once.
 
 `services` (numpy) and `tasks` are imported when a receiver runs, not when the app registry connects
@@ -20,7 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from judgments import snapshots
+from judgments import after_response, snapshots
 from judgments.models import Pool, Run
 from judgments.services import commit_without_waiting
 
@@ -95,7 +96,10 @@ def _update_after_commit(task, args: list, update: Callable[[], object], *, smal
         transaction.on_commit(lambda: _guarded(update, None, small))
         return
     result = task.using(run_after=timezone.now() + SAFETY_DELAY).enqueue(*args)
-    transaction.on_commit(lambda: _guarded(update, result.id, small))
+    if small:  # a grade's few queries: in a request, after its response is sent (nothing on it changes)
+        transaction.on_commit(lambda: after_response.defer(lambda: _guarded(update, result.id, small)))
+    else:
+        transaction.on_commit(lambda: _guarded(update, result.id, small))
 
 
 def _delete_task(task_id) -> None:

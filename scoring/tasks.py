@@ -97,6 +97,29 @@ def rescore_queries(context, pool_id: int, query_ids: list[int]) -> dict:
         return _summary(pool.name, summary)
 
 
+STABILITY_PATH = "scoring.tasks.measure_stability"
+
+
+@task(takes_context=True)
+def measure_stability(context, pool_id: int) -> dict:
+    """Measure and store a pool's stability (scoring.stability.measure), for the leaderboard's panel."""
+    with _held_while_running(context):
+        pool = Pool.objects.filter(pk=pool_id).first()
+        if pool is None:
+            return {"pool": pool_id, "deleted": True}
+        result = stability.measure(pool)
+        return {"pool": pool.name, "expected_tau": round(result.expected_tau, 4), "settled": result.settled}
+
+
+def request_stability(pool: Pool) -> None:
+    """Enqueue measure_stability for the pool unless one is waiting or running already."""
+    pending = DBTaskResult.objects.filter(
+        task_path=STABILITY_PATH, args_kwargs__args__0=pool.pk, status__in=("READY", "RUNNING")
+    )
+    if not pending.exists():
+        measure_stability.enqueue(pool.pk)
+
+
 # --- Status and lost workers ----------------------------------------------------------------------------
 
 

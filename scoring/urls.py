@@ -2,6 +2,7 @@ from django.urls import path
 
 from .views import (
     compare,
+    coverage,
     downloads,
     evidence,
     history,
@@ -24,6 +25,7 @@ urlpatterns: list = [
     path("pools/<str:pool_name>/overlap/queue/", measure_pages.overlap_queue, name="overlap-queue"),
     path("pools/<str:pool_name>/leaderboard.csv", downloads.leaderboard_csv, name="leaderboard-csv"),
     path("pools/<str:pool_name>/compare/", compare.compare, name="compare"),
+    path("pools/<str:pool_name>/queue/coverage/", coverage.queue_coverage, name="queue-coverage"),
     path("pools/<str:pool_name>/compare.csv", downloads.compare_csv, name="compare-csv"),
     path("pools/<str:pool_name>/compare/query/", compare.compare_query, name="compare-query"),
     path("pools/<str:pool_name>/export/scores.<str:fmt>", downloads.scores_download, name="scores-download"),

@@ -168,6 +168,12 @@ class PoolViewSet(QueueActions, GoldActions, viewsets.ReadOnlyModelViewSet):
             POOL_PARAM,
             OpenApiParameter("external_id", str),
             OpenApiParameter("search", str, description="in the text"),
+            OpenApiParameter(
+                "tag",
+                str,
+                many=True,
+                description="only queries with this tag (repeat: with every one of them)",
+            ),
         ]
     )
 )
@@ -191,6 +197,8 @@ class QueryViewSet(
             rows = rows.filter(external_id=external_id)
         if (search := query_param(self.request, "search")) is not None:
             rows = rows.filter(text__icontains=search)
+        if tags := [t for t in self.request.query_params.getlist("tag") if t]:
+            rows = rows.filter(tags__contains=tags)  # tags @> ARRAY[...]: the GIN index
         return rows.order_by("pool__name", "external_id")
 
 

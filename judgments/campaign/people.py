@@ -19,8 +19,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from judgments import access, raters
-from judgments.counts import count_of
+from judgments import access, raters, tallies
 from judgments.models import Judgment, Pool, RaterStatus
 
 from . import accounts
@@ -36,13 +35,13 @@ def _people_page(request: HttpRequest, pool: Pool, status: int = 200, **context)
     # judgments in every pool, then filter).
     mine = Judgment.objects.filter(rater=OuterRef("pk"), pair__pool=pool)
     members = (
-        pool.members.annotate(
-            n_judgments=count_of(mine),
-            last_graded=Subquery(mine.order_by("-updated_at").values("updated_at")[:1]),
-        )
+        pool.members.annotate(last_graded=Subquery(mine.order_by("-updated_at").values("updated_at")[:1]))
         .prefetch_related("groups")
         .order_by("username")
     )
+    counts = tallies.per_rater(pool)  # stored: counting each member's judgments took 2 s on a big pool
+    for member in members:
+        member.n_judgments = counts[member.pk].done if member.pk in counts else 0
     statuses = {s.rater_id: s for s in RaterStatus.objects.filter(pool=pool)}
     rows = [
         {

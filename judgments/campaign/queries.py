@@ -1,5 +1,6 @@
-"""The pool's queries page (admins): every query with its fields, and a form to edit one query's fields
-(`name = value` per line), the values endpoint templates use as {{query.fields.NAME}}."""
+"""The pool's queries page (admins): every query with its fields and tags, a form to edit one query's
+fields (`name = value` per line), the values endpoint templates use as {{query.fields.NAME}}, and a form
+that tags or untags many queries at once (`tags.tag_queries`); ?tag= lists the queries with a tag."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from judgments import access
 from judgments.models import Query
 from judgments.query_fields import fields_problem
+
+from .tags import TaggingError, tag_queries
 
 LISTED = 200
 
@@ -56,7 +59,19 @@ def queries_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = access.admin_pool_or_404(request, pool_name)
     errors: dict[int, str] = {}
     submitted: dict[int, str] = {}
-    if request.method == "POST":
+    tagging = {"queries": "", "tags": "", "error": None}
+    if request.method == "POST" and "tags" in request.POST:  # the bulk tagging form
+        tagging.update(queries=request.POST.get("queries", ""), tags=request.POST.get("tags", ""))
+        try:
+            result = tag_queries(
+                found, tagging["queries"], tagging["tags"], remove=request.POST.get("remove") == "1"
+            )
+        except TaggingError as exc:
+            tagging["error"] = f"{exc}. Nothing was changed."
+        else:
+            messages.success(request, result.message())
+            return redirect(f"{request.path}?tag={result.tags[0]}#tagging")
+    elif request.method == "POST":
         query = get_object_or_404(Query, pool=found, pk=request.POST.get("query") or 0)
         text = request.POST.get("fields", "")
         try:
@@ -71,6 +86,9 @@ def queries_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     rows = Query.objects.filter(pool=found).order_by("external_id")
     if search:
         rows = rows.filter(Q(external_id__icontains=search) | Q(text__icontains=search))
+    tag = request.GET.get("tag", "").strip()
+    if tag:
+        rows = rows.filter(tags__contains=[tag])
     total = rows.count()
     shown = [
         {
@@ -90,6 +108,16 @@ def queries_page(request: HttpRequest, pool_name: str) -> HttpResponse:
     return render(
         request,
         "campaign/queries.html",
-        {"pool": found, "rows": shown, "total": total, "search": search, "names": names, "active": "queries"},
-        status=400 if errors else 200,
+        {
+            "pool": found,
+            "rows": shown,
+            "total": total,
+            "search": search,
+            "names": names,
+            "active": "queries",
+            "tag": tag,
+            "pool_tags": Query.objects.filter(pool=found).tag_counts(),
+            "tagging": tagging,
+        },
+        status=400 if errors or tagging["error"] else 200,
     )

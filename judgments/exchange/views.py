@@ -49,7 +49,10 @@ UPLOAD_KEEP = datetime.timedelta(days=1)
 # kind -> (label, who may import it)
 IMPORT_KINDS: dict[str, tuple[str, str]] = {
     "run": ("TREC run for a configuration (qid Q0 docid rank score tag)", access.ENGINEER),
-    "queries": ("Queries: TSV qid<TAB>text, or JSON lines {id, text, information_need}", access.ADMIN),
+    "queries": (
+        "Queries: TSV qid<TAB>text[<TAB>tags], or JSON lines {id, text, information_need, fields, tags}",
+        access.ADMIN,
+    ),
     "documents": ("Documents: JSON lines {id, title, body, url, ...}", access.ADMIN),
     "qrels": ("TREC qrels (qid 0 docid grade), as one rater's judgments", access.ADMIN),
     "judgments-csv": (

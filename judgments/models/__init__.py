@@ -8,6 +8,7 @@ capture    search endpoints (one row per version) and capture jobs; secret_field
 uploads    web uploads kept in parts between preview and confirm
 judges     model judges (LLM raters) and their judging runs
 evidence   the human sample for prediction-powered estimates, and judges' probe answers
+tallies    stored counts (pairs' human grades, pools' and raters' counts) kept by triggers
 snapshots  stored snapshots of heavy statistics and the change marker (judgments.snapshots)
 jobs       the rule for a background job whose process died (captures, judging runs)
 
@@ -55,6 +56,7 @@ from .pools import (
 )
 from .runs import ArrayHasNoDuplicates, Ranking, Run, RunQuerySet, SearchConfiguration
 from .snapshots import Disagreement, Snapshot, SnapshotDue
+from .tallies import Tally
 from .uploads import Upload, UploadPart
 
 __all__ = [
@@ -100,6 +102,7 @@ __all__ = [
     "SearchConfiguration",
     "Schedule",
     "SearchEndpoint",
+    "Tally",
     "Team",
     "Upload",
     "UploadPart",

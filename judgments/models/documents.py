@@ -1,12 +1,36 @@
 """A pool's queries and documents, each with its external id (the id files and runs use)."""
 
-from django.db import models
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.core.exceptions import ValidationError
+from django.db import connection, models
 from django.db.models import Q
+
+from judgments.query_tags import MAX_LENGTH as TAG_MAX_LENGTH
+from judgments.query_tags import MAX_TAGS, tags_problem
 
 from .pools import EXTERNAL_ID_MAX, NO_WHITESPACE_SQL, Pool, no_whitespace, text_limit, text_limit_constraints
 
 # Foreign keys with db_index=False are served by a composite index that starts with them (its name in the
 # comment): a second index would only cost every bulk insert (migration 0012).
+
+
+def valid_tags(value) -> None:
+    """Field validator of Query.tags (the Django admin's form, full_clean): the rule of judgments.query_tags."""
+    if problem := tags_problem(value):
+        raise ValidationError(problem)
+
+
+class QueryQuerySet(models.QuerySet):
+    def tag_counts(self) -> list[tuple[str, int]]:
+        """Every tag these queries carry, with its number of queries, by tag (one statement)."""
+        sql, params = self.order_by().values("tags").query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f'SELECT tag, count(*) FROM ({sql}) q, unnest(q.tags) AS tag GROUP BY tag ORDER BY tag COLLATE "C"',
+                params,
+            )
+            return [(tag, n) for tag, n in cursor.fetchall()]
 
 
 class Query(models.Model):
@@ -27,11 +51,26 @@ class Query(models.Model):
         help_text='{"NAME": value}: per-query values endpoint templates use as {{query.fields.NAME}} '
         "(a filter, a locale, a category); strings, numbers or true/false",
     )
+    # Segments (judgments.query_tags: the rule): sorted, each once. Score pages, exports and the API filter
+    # on them with `tags @> ARRAY[...]` (the GIN index).
+    tags = ArrayField(
+        models.CharField(max_length=TAG_MAX_LENGTH),
+        default=list,
+        db_default=[],  # rows written by SQL (bulk imports, COPY) get {} too
+        blank=True,
+        validators=[valid_tags],
+        help_text="Segments this query belongs to (head, tail, category:shoes): no whitespace or comma, "
+        f"at most {TAG_MAX_LENGTH} characters each, at most {MAX_TAGS}",
+    )
+
+    objects = QueryQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "queries"
         ordering = ["pool", "external_id"]
+        indexes = [GinIndex(fields=["tags"], name="query_tags_gin")]
         constraints = [
+            models.CheckConstraint(condition=Q(tags__len__lte=MAX_TAGS), name="query_tags_at_most_50"),
             models.UniqueConstraint(fields=["pool", "external_id"], name="query_id_unique_in_pool"),
             models.CheckConstraint(
                 condition=Q(external_id__regex=NO_WHITESPACE_SQL), name="query_id_no_whitespace"

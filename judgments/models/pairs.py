@@ -44,6 +44,9 @@ class Pair(models.Model):
     # Gold: an admin's known grade (judgments.gold). It is also the pair's final grade, so raters'
     # answers on it stay out of the combined grade; the queue serves it unannounced at the pool's rate.
     gold_grade = models.SmallIntegerField(choices=GRADE_CHOICES, null=True, blank=True)
+    # Grades that fill the pair (not can't judge, excluded or a model judge's): kept by database triggers
+    # (judgments.models.tallies), so the queue reads it instead of counting the pair's judgments.
+    human_grades = models.SmallIntegerField(default=0, db_default=0, editable=False)
 
     objects = PairQuerySet.as_manager()
 
@@ -63,6 +66,13 @@ class Pair(models.Model):
             models.Index(fields=["pool", "queued_at"], name="pair_queue_idx"),
             models.Index(fields=["held_by"], name="pair_held_by_idx", condition=Q(held_by__isnull=False)),
             models.Index(fields=["final_by"], name="pair_final_by_idx", condition=Q(final_by__isnull=False)),
+            # The queued pairs without a final grade, highest priority first: the missing-content list
+            # is keyset-paged on it (rating.queue.pairs_without_content).
+            models.Index(
+                fields=["pool", "-priority", "-id"],
+                name="pair_unfinished_queue_idx",
+                condition=Q(queued_at__isnull=False, final_grade__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -123,7 +133,13 @@ class Judgment(models.Model):
             ),
             *text_limit_constraints("judgment"),
         ]
-        indexes = [models.Index(fields=["rater", "-updated_at"], name="judgment_rater_recent_idx")]
+        indexes = [
+            # "My judgments", newest first: the id breaks ties (an import writes a million judgments with
+            # one updated_at, which an index on (rater, updated_at) alone left to a sort of them all).
+            models.Index(fields=["rater", "-updated_at", "-id"], name="judgment_rater_changed_idx"),
+            # The rater's latest judgment (their current query, the grading page's "previous").
+            models.Index(fields=["rater", "-id"], name="judgment_rater_latest_idx"),
+        ]
 
     def __str__(self) -> str:
         value = "can't judge" if self.cant_judge else str(self.grade)

@@ -45,13 +45,18 @@ class GradeForm(forms.Form):
 class MyJudgmentsFilter(forms.Form):
     CANT = "cant"
 
-    query = forms.ModelChoiceField(queryset=Query.objects.none(), required=False, empty_label="All queries")
+    query = forms.ModelChoiceField(
+        queryset=Query.objects.none(),
+        required=False,
+        to_field_name="external_id",
+        widget=forms.TextInput(attrs={"placeholder": "all queries", "size": 12}),
+        error_messages={"invalid_choice": "No query of this pool has that id."},
+    )
     grade = forms.ChoiceField(required=False)
 
     def __init__(self, *args, queries=None, grades=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["query"].queryset = queries if queries is not None else Query.objects.none()
-        self.fields["query"].label_from_instance = lambda q: f"{q.external_id}: {q.text[:50]}"
         self.fields["grade"].choices = [
             ("", "All grades"),
             *[(str(v), label) for v, label in GRADE_CHOICES if grades is None or v in grades],

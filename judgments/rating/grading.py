@@ -40,7 +40,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from judgments import raters, services
+from judgments import raters, services, tallies
 from judgments.models import Judgment, Pair, Pool, QueueStrategy
 
 from . import adaptive
@@ -68,29 +68,19 @@ _OPEN_SQL = f"""
     AND {_HAS_CONTENT}
     AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
     AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
-    AND (SELECT count(*) FROM judgments_judgment g WHERE g.pair_id = p.id AND NOT g.cant_judge AND NOT g.excluded
-         AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = g.rater_id)) < %(wanted)s
+    AND p.human_grades < %(wanted)s
     AND NOT (p.id = ANY(%(skip)s::bigint[]))
 """
 
 
-# Per pair of the pool's queue (p): g.n, its human grades ("can't judge" is none, a model judge's grade
-# does not count), and g.mine, whether the rater judged it. A LATERAL subquery over the pair's own
-# judgments, found by index: every plan is then linear in the pool, whatever the planner believes about
-# it. A new pool in a database whose statistics predate it looks like one pair until the next ANALYZE;
-# an aggregate of the pool's judgments joined afterwards (a CTE, as before) was then put on the inner side
-# of a nested loop and re-aggregated for every pair: 19 s for a 6,000-pair pool. A GROUP BY over pairs
-# joined to judgments was linear, but once the pool was known the planner hashed it against a scan of
-# every judgment of the database (twice the time of these index probes on a 6,000-pair pool beside a
-# 250,000-pair one).
-_QUEUED_GRADES = """
-    CROSS JOIN LATERAL (
-        SELECT count(*) FILTER (WHERE NOT j.cant_judge AND NOT j.excluded AND mj.user_id IS NULL) AS n,
-               COALESCE(bool_or(j.rater_id = %(rater)s), false) AS mine
-        FROM judgments_judgment j LEFT JOIN judgments_modeljudge mj ON mj.user_id = j.rater_id
-        WHERE j.pair_id = p.id
-    ) g
-"""
+# `p.human_grades` is the pair's human grades ("can't judge" is none, a model judge's grade does not count),
+# kept by database triggers in the transaction of every write (judgments.tallies): the queue's statements
+# read it from the pair row instead of counting the pair's judgments, so every plan is a walk of the pool's
+# pairs by index, whatever the planner believes about a new pool (issue 23: before the next ANALYZE a new
+# pool looks like one pair, and a per-pool aggregate of judgments was re-run for every pair: 19 s).
+_MINE = (
+    "EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)"
+)
 
 
 # The rater's current query: that of their latest judgment in the pool.
@@ -100,14 +90,14 @@ _CURRENT_QUERY = """
 """
 
 # The query holding the best open pair for the rater, and that pair's priority (the same conditions as
-# _OPEN_SQL, the pair's grades counted once by _QUEUED_GRADES), leaving out the queries in %(tried)s.
+# _OPEN_SQL), leaving out the queries in %(tried)s.
 _BEST_OPEN_QUERY = f"""
     SELECT p.query_id, p.priority
-    FROM judgments_pair p {_QUEUED_GRADES}
+    FROM judgments_pair p
     WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL AND p.final_grade IS NULL
       AND {_HAS_CONTENT}
       AND (p.held_by_id IS NULL OR p.held_by_id = %(rater)s OR p.held_until <= %(now)s)
-      AND NOT g.mine AND g.n < %(wanted)s
+      AND p.human_grades < %(wanted)s AND NOT {_MINE}
       AND NOT (p.id = ANY(%(skip)s::bigint[])) AND NOT (p.query_id = ANY(%(tried)s::bigint[]))
     ORDER BY p.priority DESC, p.query_id
     LIMIT 1
@@ -166,6 +156,8 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
             pool.gold_rate > 0 and random.random() < pool.gold_rate and (gold := _claim_gold(cursor, params))
         ):
             chosen = gold
+        elif tallies.rater_counts(pool, rater).remaining == 0:
+            chosen = None  # the stored counts say no pair is open to the rater: no walk of the queue
         elif tiers:
             chosen = _claim_adaptive(cursor, params)
         else:
@@ -199,8 +191,7 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
             return pair_id
         params["tried"].append(row[0])
     for _ in range(attempts):
-        # The same conditions as _OPEN_SQL, the pair's grades counted once (_QUEUED_GRADES): this scans
-        # the whole queue, the per-query claim below does not.
+        # The same conditions as _OPEN_SQL: this walks the whole queue, the per-query claim below does not.
         cursor.execute(_BEST_OPEN_QUERY, params)
         row = cursor.fetchone()
         if row is None:
@@ -340,20 +331,11 @@ def save_grade(
     # The pair's row only (OF self): locking the joined pool row as well made every submit in a pool wait
     # for the one before it.
     locked = Pair.objects.select_for_update(of=("self",)).select_related("pool", "document").get(pk=pair.pk)
-    # A statement after the lock: it sees every judgment committed by whoever held the lock before us.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT count(*) FILTER (
-                       WHERE NOT j.cant_judge AND NOT j.excluded
-                       AND NOT EXISTS (SELECT 1 FROM judgments_modeljudge mj WHERE mj.user_id = j.rater_id)),
-                   bool_or(j.rater_id = %(rater)s),
-                   bool_or(j.rater_id = %(rater)s AND j.cant_judge)
-            FROM judgments_judgment j WHERE j.pair_id = %(pair)s
-            """,
-            {"pair": locked.pk, "rater": rater.pk},
-        )
-        n_grades, judged, judged_cant = cursor.fetchone()
+    # The locked row is the pair's latest version, so its human_grades counts every grade committed by
+    # whoever held the lock before us; the rater's own judgment is a statement after the lock.
+    n_grades = locked.human_grades
+    own = Judgment.objects.filter(pair_id=locked.pk, rater=rater).values_list("cant_judge", flat=True).first()
+    judged, judged_cant = own is not None, bool(own)
     adds_a_grade = not cant_judge and (not judged or judged_cant)
     if adds_a_grade and raters.is_paused(locked.pool, rater):
         raise QueueError("An admin has paused your grading in this pool; nothing was saved.")
@@ -391,52 +373,23 @@ def save_grade(
 # --- Progress ----------------------------------------------------------------------------------------
 
 
-def _queue_counts(pool: Pool, rater_pk: int = 0) -> tuple[int, int, int, int, int]:
-    """(queued pairs, complete ones, ones still open to the rater ignoring holds, the rater's grades and
-    can't-judge answers in the pool) in one statement."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH queue AS (
-                SELECT count(*) AS queued,
-                       count(*) FILTER (WHERE p.final_grade IS NOT NULL OR g.n >= %(wanted)s) AS complete,
-                       count(*) FILTER (WHERE p.final_grade IS NULL AND g.n < %(wanted)s AND NOT g.mine
-                                        AND empty.id IS NULL) AS remaining
-                FROM judgments_pair p {_QUEUED_GRADES}
-                LEFT JOIN judgments_document empty  -- a join: a subquery in FILTER would run once per pair
-                     ON empty.pool_id = p.pool_id AND empty.id = p.document_id
-                     AND empty.title = '' AND empty.body = ''
-                WHERE p.pool_id = %(pool)s AND p.queued_at IS NOT NULL
-            ),
-            mine AS (
-                SELECT count(*) FILTER (WHERE NOT j.cant_judge) AS graded,
-                       count(*) FILTER (WHERE j.cant_judge) AS cant
-                FROM judgments_judgment j JOIN judgments_pair jp ON jp.id = j.pair_id
-                WHERE j.rater_id = %(rater)s AND jp.pool_id = %(pool)s
-            )
-            SELECT queued, complete, remaining, graded, cant FROM queue, mine
-            """,
-            {"pool": pool.pk, "rater": rater_pk, "wanted": pool.raters_per_pair},
-        )
-        return cursor.fetchone()
-
-
-def _overall(queued: int, complete: int) -> dict:
-    return {
-        "queued": queued,
-        "complete": complete,
-        "percent": round(100 * complete / queued) if queued else 0,
-    }
-
-
 def progress(rater, pool: Pool) -> tuple[dict, dict]:
-    """(rater_progress, pool_progress) with one pass over the queue."""
-    queued, complete, remaining, graded, cant = _queue_counts(pool, rater.pk)
-    done = graded + cant
-    total = done + remaining
-    percent = round(100 * done / total) if total else 100
-    mine = {"graded": graded, "cant": cant, "done": done, "remaining": remaining, "percent": percent}
-    return mine, _overall(queued, complete)
+    """(rater_progress, pool_progress) from the stored tallies (judgments.tallies): one statement."""
+    overall, own = tallies.both(pool, rater)
+    total = own.done + own.remaining
+    percent = round(100 * own.done / total) if total else 100
+    mine = {
+        "graded": own.graded,
+        "cant": own.cant,
+        "done": own.done,
+        "remaining": own.remaining,
+        "percent": percent,
+    }
+    return mine, _overall(overall)
+
+
+def _overall(counts: tallies.PoolCounts) -> dict:
+    return {"queued": counts.queued, "complete": counts.complete, "percent": counts.percent}
 
 
 def rater_progress(rater, pool: Pool) -> dict:
@@ -446,5 +399,4 @@ def rater_progress(rater, pool: Pool) -> dict:
 
 def pool_progress(pool: Pool) -> dict:
     """Queued pairs of the pool and how many have their grades (or a final grade)."""
-    queued, complete, *_ = _queue_counts(pool)
-    return _overall(queued, complete)
+    return _overall(tallies.pool_counts(pool))

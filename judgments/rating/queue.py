@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from judgments import services
@@ -392,13 +393,39 @@ def open_pairs(pool: Pool) -> QuerySet:
 
 
 def pairs_without_content(pool: Pool) -> QuerySet:
-    """Open queued pairs whose document has no content yet: held back from raters, listed for admins."""
+    """Open queued pairs whose document has no content yet: held back from raters, listed for admins,
+    highest priority first (newest first among equals), the order of the pair_unfinished_queue_idx index
+    so that a page of them is read without sorting the pool's queue."""
     return (
         open_pairs(pool)
         .filter(document__title="", document__body="")
         .select_related("query", "document")
-        .order_by("-priority", "query__external_id", "document__external_id")
+        .order_by("-priority", "-id")
     )
+
+
+def pairs_without_content_page(pool: Pool, size: int, after: str | None = None) -> tuple[list, str | None]:
+    """A page of `pairs_without_content` after the cursor `after` ("priority:id" of the last pair of the
+    previous page; None: the first page), and the cursor of the next page (None: the last page). A
+    keyset on the index: page 5,000 of a queue of a million pairs costs what page 1 does."""
+    pairs = pairs_without_content(pool)
+    if after:
+        try:
+            priority, pk = (int(part) for part in after.split(":"))
+        except ValueError:
+            priority, pk = None, None
+        if priority is not None:
+            pairs = pairs.filter(
+                RawSQL(
+                    '("judgments_pair"."priority", "judgments_pair"."id") < (%s, %s)',
+                    (priority, pk),
+                    BooleanField(),
+                )
+            )
+    rows = list(pairs[: size + 1])
+    more = len(rows) > size
+    rows = rows[:size]
+    return rows, f"{rows[-1].priority}:{rows[-1].pk}" if more else None
 
 
 # --- A random sample of queries for the humans -------------------------------------------------------

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from judgments import access, services, snapshots
 from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
+from judgments.paging import UncountedPage
 
 from . import adjudication, grading, queue
 from .display import (
@@ -266,21 +267,25 @@ def my_judgments(request: HttpRequest, pool_name: str) -> HttpResponse:
         .select_related("pair__query", "pair__document")
         .order_by("-updated_at", "-pk")
     )
-    queries = (
-        Query.objects.filter(pool=found, pairs__judgments__rater=request.user)
-        .distinct()
-        .order_by("external_id")
+    # A rater may hold a million judgments in a pool: the query is typed (its id), not picked from a list of
+    # every query they judged, and the pages are not counted (the total comes from the stored tallies).
+    filters = MyJudgmentsFilter(
+        request.GET or None, queries=Query.objects.filter(pool=found), grades=found.grades
     )
-    filters = MyJudgmentsFilter(request.GET or None, queries=queries, grades=found.grades)
+    progress = grading.rater_progress(request.user, found)
+    total = progress["done"]
     if filters.is_valid():
         if filters.cleaned_data["query"]:
             mine = mine.filter(pair__query=filters.cleaned_data["query"])
+            total = None
         grade = filters.cleaned_data["grade"]
         if grade == MyJudgmentsFilter.CANT:
             mine = mine.filter(cant_judge=True)
+            total = None if total is None else progress["cant"]
         elif grade != "":
             mine = mine.filter(grade=int(grade), cant_judge=False)
-    page = Paginator(mine, 50).get_page(request.GET.get("page"))
+            total = None
+    page = UncountedPage(mine, request.GET.get("page"), per_page=50, total=total)
     query_string = request.GET.copy()
     query_string.pop("page", None)
     return render(
@@ -292,7 +297,7 @@ def my_judgments(request: HttpRequest, pool_name: str) -> HttpResponse:
             "filters": filters,
             "scale": grade_scale(found),
             "query_string": query_string.urlencode(),
-            "mine": grading.rater_progress(request.user, found),
+            "mine": progress,
         },
     )
 
@@ -319,7 +324,6 @@ def _queue_page(request, pool: Pool, status: int = 200, **forms) -> HttpResponse
         "without_content": open_pairs.filter(document__title="", document__body="").count(),
         "held": Pair.objects.in_pool(pool).filter(held_until__gt=timezone.now()).count(),
         "cant_judge": Judgment.objects.in_pool(pool).filter(cant_judge=True).count(),
-        "coverage": queue.top_k_coverage(pool, k),
         "build_form": forms.get("build_form")
         or BuildQueueForm(initial={"k": pool.queue_depth, "strategy": pool.queue_strategy}),
         "configuration_form": forms.get("configuration_form")
@@ -409,13 +413,21 @@ def queue_upload(request: HttpRequest, pool_name: str) -> HttpResponse:
     return redirect("rating:queue", found.name)
 
 
+MISSING_CONTENT_PER_PAGE = 100
+
+
 @access.require(access.is_admin)
 @require_GET
 def missing_content(request: HttpRequest, pool_name: str) -> HttpResponse:
     """Queued pairs whose document has no content: raters cannot be served them until it is imported."""
     found = access.admin_pool_or_404(request, pool_name)
-    page = Paginator(queue.pairs_without_content(found), 100).get_page(request.GET.get("page"))
-    return render(request, "rating/missing_content.html", {"pool": found, "page": page})
+    after = request.GET.get("after")
+    pairs, next_after = queue.pairs_without_content_page(found, MISSING_CONTENT_PER_PAGE, after)
+    return render(
+        request,
+        "rating/missing_content.html",
+        {"pool": found, "pairs": pairs, "next_after": next_after, "first": not after},
+    )
 
 
 # --- Admin: agreement and adjudication ---------------------------------------------------------------

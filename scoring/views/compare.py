@@ -21,12 +21,13 @@ from judgments import access
 from judgments.models import Pool, Query
 from judgments.rating import queue
 
-from .. import charts, comparison, side_by_side
+from .. import charts, comparison, segments, side_by_side
 from ..comparison import ComparisonError, metric_label
 from ..measure_sets import measure_set
 from ..metrics import CUTOFFS
 from ..models import MEAN_FIELDS
-from . import evidence, measure_pages
+from . import evidence, measure_matrix, measure_pages
+from . import segments as segment_views
 from .common import flavour_links, get_option, query_string, scored_pool_or_404, selected_configurations
 
 TOP_QUERIES = 15  # biggest wins and losses listed on a comparison page
@@ -72,8 +73,11 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
 def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
-    if len(selected) == 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
-        return measure_pages.compare(request, found, measures, selected)
+    segment_filter = segment_views.read_filter(request, found) if len(selected) == 2 else None
+    if len(selected) >= 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
+        if len(selected) > 2:
+            return measure_matrix.matrix_page(request, found, measures, selected)
+        return measure_pages.compare(request, found, measures, selected, segment_filter)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)
     context = {
@@ -86,7 +90,12 @@ def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
         "selected": selected,
         "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + query_string(flavour=flavour),
         "threshold": comparison.JUDGED_THRESHOLD,
+        "segment_filter": segment_filter,
     }
+    if len(selected) > 2 and segment_views.requested(request):
+        messages.warning(
+            request, "Segments (?tag=) apply to the comparison of two configurations: every query here."
+        )
     if len(selected) < 2:
         context["configurations"] = (
             access.configurations_for(request.user).filter(pool=found).select_related("team")
@@ -126,7 +135,11 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
     a, b = selected
     flavour, metric = context["flavour"], context["metric"]
     metrics = list(MEAN_FIELDS) if request.GET.get("all") == "1" else comparison.LEADERBOARD_METRICS
-    result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=metrics)
+    segment_filter = context["segment_filter"]
+    if segment_filter is not None and segment_filter.seg is not None:  # the segment's queries only
+        result = segments.compare_pair(a, b, flavour, segment_filter.seg, metric=metric, metrics=metrics)
+    else:
+        result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=metrics)
     d = result.differences()
     order = np.argsort(d, kind="stable")
     losses = [i for i in order[:TOP_QUERIES] if d[i] < 0]
@@ -168,11 +181,16 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             "losses": _query_rows(result, losses, queries),
             "urls": urls,
             "swap_url": reverse("scoring:compare", args=[pool.name])
-            + query_string(c=[b.name, a.name], flavour=flavour, metric=metric),
+            + query_string(
+                c=[b.name, a.name], flavour=flavour, metric=metric, tag=segment_views.requested(request)
+            ),
             "low_judged": result.low_judged(),
             "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),
             "estimates_url": evidence.difference_url(pool, a, b, metric, flavour),
+            "segment_tables": segment_views.pair_fixed(segment_filter, pool, a, b, flavour, metric)
+            if segment_filter
+            else None,
         }
     )
     return render(request, "scoring/compare.html", context)

@@ -14,14 +14,15 @@ from judgments import access
 from judgments.exchange.formats.spreadsheet import csv_line, csv_lines
 from judgments.models import Query
 
-from .. import comparison, metrics
+from .. import comparison, metrics, segments
 from .. import exports as score_exports
 from ..comparison import ComparisonError
 from ..flavours import flavour_param
 from ..measure_sets import measure_set
 from ..metrics import CUTOFFS
 from ..models import MEAN_FIELDS
-from . import measure_pages
+from . import measure_matrix, measure_pages
+from . import segments as segment_views
 from .common import get_option, scored_pool_or_404, selected_configurations
 
 
@@ -45,8 +46,16 @@ def _number(value) -> str:
 
 def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
+    seg = None
+    if tags := segment_views.requested(request):  # ?tag=: means over the segment's queries (scoring.segments)
+        try:
+            seg = segments.segment(found, tags)
+        except segments.SegmentError as error:
+            return HttpResponse(f"{error}.", status=400, content_type="text/plain; charset=utf-8")
     if (measures := measure_set(found)) is not None:  # the pool's own measure set: every column of it
-        header, table = measure_pages.leaderboard_table(found, measures)
+        header, table = measure_pages.leaderboard_table(
+            found, measures, None if seg is None else seg.query_ids
+        )
         rows = [[*row[:4], *(_number(v) for v in row[4:])] for row in table]
         return _csv_response(f"leaderboard-{found.name}-measures.csv", header, rows)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
@@ -62,7 +71,12 @@ def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     ]
     header += [f"change_{m}" for m in metrics]
     rows = []
-    for row in comparison.leaderboard(found, flavour):
+    board = comparison.leaderboard(found, flavour)
+    if seg is not None:
+        board = segments.restrict(
+            board, flavour, (*metrics, comparison.UDCG_METRIC), seg, comparison.HEADLINE_METRIC
+        )
+    for row in board:
         rows.append(
             [
                 row.configuration.name,
@@ -79,7 +93,8 @@ def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
                 *(_number(row.change(m)) for m in metrics),
             ]
         )
-    return _csv_response(f"leaderboard-{found.name}-{flavour}.csv", header, rows)
+    suffix = "" if seg is None else "-" + "+".join(seg.tags)
+    return _csv_response(f"leaderboard-{found.name}-{flavour}{suffix}.csv", header, rows)
 
 
 def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
@@ -91,6 +106,11 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     table = request.GET.get("table", "metrics")
     if len(selected) < 2:
         raise Http404("Pick at least two configurations (?c=...&c=...).")
+    if (measures := measure_set(found)) is not None:  # the pool's own measure set (measure_matrix)
+        try:
+            return _csv_response(*measure_matrix.compare_table(request, measures, selected))
+        except ComparisonError as error:
+            return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     names = "-vs-".join(c.name for c in selected)
     try:
         if table == "cutoffs":

@@ -14,6 +14,7 @@ from ..measure_sets import measure_set
 from ..metrics import UDCG_GAMMA
 from ..templatetags import scoring_tags as fmt
 from . import evidence, measure_pages
+from . import segments as segment_views
 from .common import flavour_links, get_option, query_string, scored_pool_or_404
 
 
@@ -70,8 +71,17 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
         return measure_pages.leaderboard(request, found, measures)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     rows = comparison.leaderboard(found, flavour)
+    segment_tables = None
+    if (segment_filter := segment_views.read_filter(request, found)) is not None:
+        rows, segment_tables = segment_views.leaderboard(segment_filter, request, found, flavour, rows)
     recompute_url = reverse("scoring:recompute", args=[found.name]) if access.is_admin(request.user) else None
     background = tasks.pool_status(found)
+    measured = None
+    if rows:
+        cells = sum(row.current.n_queries for row in rows if row.current)
+        measured = stability.for_leaderboard(found, cells)
+        if measured is None or measured.stale:
+            tasks.request_stability(found)
     return render(
         request,
         "scoring/leaderboard.html",
@@ -90,8 +100,12 @@ def leaderboard(request: HttpRequest, pool_name: str) -> HttpResponse:
                 "running": background.running,
                 "failures": [tasks.describe_failure(t) for t in background.failed],
             },
-            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + query_string(flavour=flavour),
-            "stability": stability.measure(found) if rows else None,
+            "csv_url": reverse("scoring:leaderboard-csv", args=[found.name])
+            + query_string(flavour=flavour, tag=segment_views.requested(request)),
+            "stability": measured,
+            "stability_pending": bool(rows) and (measured is None or measured.stale),
             "notes": evidence.leaderboard_notes(found),
+            "segment_filter": segment_filter,
+            "segment_tables": segment_tables,
         },
     )

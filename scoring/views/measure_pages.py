@@ -4,6 +4,8 @@ a set). Every figure is read from MeasureScore rows; nothing recomputes a measur
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import numpy as np
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -13,6 +15,7 @@ from django.urls import reverse
 from judgments import access
 from judgments.models import Pool, Run, SearchConfiguration
 
+from .. import segments
 from ..measure_exports import current_runs
 from ..measure_reads import query_ids_by_pk, run_means, run_values
 from ..measure_sets import MeasureError, measure_set, reset_measures, set_measures
@@ -20,6 +23,7 @@ from ..measures.compute import columns, judged_column, residual_name
 from ..measures.names import Measure, accepted_forms
 from ..stats import compare_many
 from ..templatetags import scoring_tags as fmt
+from . import segments as segment_views
 from .common import scored_pool_or_404
 
 TOP_QUERIES = 15
@@ -77,7 +81,9 @@ def leaderboard(request: HttpRequest, found: Pool, measures: list[Measure]) -> H
     residual) beside it, sorted by the first picked measure."""
     shown = _shown(request, measures)
     runs = current_runs(found)
-    means = run_means([run_id for _, run_id in runs], measures)
+    segment_filter = segment_views.read_filter(request, found)  # ?tag=: the segment's queries only
+    query_ids = None if segment_filter is None else segment_filter.query_ids
+    means = run_means([run_id for _, run_id in runs], measures, query_ids)
     configurations = {c.name: c for c in found.configurations.select_related("team")}
     rows = []
     for name, run_id in runs:
@@ -99,6 +105,18 @@ def leaderboard(request: HttpRequest, found: Pool, measures: list[Measure]) -> H
             )
         rows.append({"configuration": configurations[name], "run_id": run_id, "means": m, "cells": cells})
     rows.sort(key=lambda r: -(r["means"].means[shown[0].name] if r["means"] else -1))
+    segment_tables = None
+    if segment_filter is not None:
+        order = [(r["run_id"], r["configuration"].name) for r in rows]
+
+        def cells(query_ids):
+            return segments.measure_cells(
+                [r for r, _ in order], measures, measures.index(shown[0]), query_ids
+            )
+
+        segment_tables = segment_views.board_tables(
+            segment_filter, request, found, order, cells, shown[0].name
+        )
     return render(
         request,
         "scoring/measure_leaderboard.html",
@@ -110,15 +128,18 @@ def leaderboard(request: HttpRequest, found: Pool, measures: list[Measure]) -> H
             "rows": rows,
             "settings_url": reverse("scoring:measures", args=[found.name]),
             "csv_url": reverse("scoring:leaderboard-csv", args=[found.name]) + "?" + request.GET.urlencode(),
+            "segment_filter": segment_filter,
+            "segment_tables": segment_tables,
         },
     )
 
 
-def leaderboard_table(found: Pool, measures: list[Measure]) -> tuple[list[str], list[list]]:
-    """The leaderboard CSV: configuration, team, run, queries, then every column of the set."""
+def leaderboard_table(found: Pool, measures: list[Measure], query_ids=None) -> tuple[list[str], list[list]]:
+    """The leaderboard CSV: configuration, team, run, queries, then every column of the set (means over
+    the queries of `query_ids` only, when given: a segment)."""
     names = columns(measures)
     runs = current_runs(found)
-    means = run_means([run_id for _, run_id in runs], measures)
+    means = run_means([run_id for _, run_id in runs], measures, query_ids)
     teams = dict(found.configurations.values_list("name", "team__name"))
     out = []
     for name, run_id in runs:
@@ -135,9 +156,16 @@ def leaderboard_table(found: Pool, measures: list[Measure]) -> tuple[list[str], 
     return ["configuration", "team", "run", "queries", *names], out
 
 
-def compare(request: HttpRequest, found: Pool, measures: list[Measure], selected: list[SearchConfiguration]):
+def compare(
+    request: HttpRequest,
+    found: Pool,
+    measures: list[Measure],
+    selected: list[SearchConfiguration],
+    segment_filter: segment_views.SegmentFilter | None = None,
+):
     """Two configurations on every measure of the set: means, 95% bootstrap CIs, paired randomization
-    test, wins/ties/losses; then the queries that moved most on the headline measure (?metric=)."""
+    test, wins/ties/losses; then the queries that moved most on the headline measure (?metric=). With a
+    segment (?tag=), all of it over the segment's queries, and a breakdown of the headline by tag."""
     headline = next((m for m in measures if m.name == request.GET.get("metric")), measures[0])
     a, b = selected[0], selected[1]
     runs = {c.pk: Run.objects.filter(configuration=c).order_by("-id").first() for c in (a, b)}
@@ -151,6 +179,17 @@ def compare(request: HttpRequest, found: Pool, measures: list[Measure], selected
         messages.error(request, "No stored scores yet for one of the two runs.")
         return redirect(reverse("scoring:compare", args=[found.name]))
     common, ia, ib = np.intersect1d(ra.query, rb.query, return_indices=True)
+    segment_tables = None
+    if segment_filter is not None:
+        h = measures.index(headline)
+        segment_tables = {
+            "pair": segment_views.pair_tables(
+                segment_filter, found, common, ra.values[ia, h], rb.values[ib, h], headline.name
+            )
+        }
+        if segment_filter.seg is not None:  # the segment's queries only, from here on
+            keep = np.isin(common, segment_filter.seg.query_ids)
+            common, ia, ib = common[keep], ia[keep], ib[keep]
     k = len(measures)
     results = compare_many(ra.values[ia, :k], rb.values[ib, :k])
     table = [
@@ -177,6 +216,14 @@ def compare(request: HttpRequest, found: Pool, measures: list[Measure], selected
             "gains": gains,
             "losses": losses,
             "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]),
+            "segment_filter": segment_filter,
+            "segment_tables": segment_tables,
+            "csv_urls": {
+                table: reverse("scoring:compare-csv", args=[found.name])
+                + "?"
+                + urlencode([("c", a.name), ("c", b.name), ("metric", headline.name), ("table", table)])
+                for table in ("metrics", "queries")
+            },
         },
     )
 

@@ -22,6 +22,7 @@ BENCHMARKS = (
     "bench_adaptive",
     "bench_pages",
     "bench_gate",
+    "bench_segments",
 )
 
 

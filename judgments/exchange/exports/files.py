@@ -24,7 +24,7 @@ DELETED_ADMIN = "deleted-admin"  # final_by of a final grade whose admin account
 
 
 def queries_lines(pool: Pool, fmt: str = "tsv") -> Iterator[str]:
-    """Queries as TSV ``qid<TAB>text`` or JSON lines with the information need."""
+    """Queries as TSV ``qid<TAB>text[<TAB>tags]`` or JSON lines with the information need, fields and tags."""
     if fmt not in QUERY_FORMATS:
         raise ValueError(f"query format must be one of {QUERY_FORMATS}, not {fmt!r}")
     rows = (
@@ -47,14 +47,17 @@ def queries_lines(pool: Pool, fmt: str = "tsv") -> Iterator[str]:
         # A query created by a run or qrels import has no text yet: JSON lines say so with its id; they
         # carry the query's fields too (TSV cannot).
         records = (
-            formats.QueryRecord(0, qid, text if text.strip() else qid, need, fields)
-            for qid, text, need, fields in rows.values_list(
-                "external_id", "text", "information_need", "fields"
+            formats.QueryRecord(0, qid, text if text.strip() else qid, need, fields, tags)
+            for qid, text, need, fields, tags in rows.values_list(
+                "external_id", "text", "information_need", "fields", "tags"
             ).iterator(chunk_size=CHUNK_ROWS)
         )
         return blocks(writer(records))
     records = (
-        (qid, text if text.strip() else qid, need) for qid, text, need in rows.iterator(chunk_size=CHUNK_ROWS)
+        formats.QueryRecord(0, qid, text if text.strip() else qid, need, None, tags)
+        for qid, text, need, tags in rows.values_list(
+            "external_id", "text", "information_need", "tags"
+        ).iterator(chunk_size=CHUNK_ROWS)
     )
     return blocks(writer(records))
 

@@ -1,4 +1,5 @@
-"""Queries as TSV (qid<TAB>text) or JSON lines with the information need and per-query fields."""
+"""Queries as TSV (qid<TAB>text[<TAB>tags]) or JSON lines with the information need, per-query fields and
+tags (judgments.query_tags: in TSV a comma- or space-separated cell, in JSON lines a list)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from judgments import limits
 from judgments.query_fields import fields_problem
+from judgments.query_tags import join_tags, normalise, split_tags, tags_problem
 
 from .problems import (
     FormatError,
@@ -39,7 +41,9 @@ def _query_text_problem(text: Any) -> str | None:
 
 @gc_paused
 def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
-    """Queries as ``qid<TAB>text`` lines (exactly one tab). Duplicate ids are a problem."""
+    """Queries as ``qid<TAB>text`` lines, or ``qid<TAB>text<TAB>tags`` (tags separated by commas, or by
+    spaces when there is no comma; an empty third cell clears the query's tags, a line without one keeps
+    them). Duplicate ids are a problem."""
     reader = Reader(name)
     for lineno, text in iter_lines(stream, reader):
         stripped = text.strip()
@@ -47,16 +51,25 @@ def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]
             continue
         reader.count += 1
         parts = text.split("\t")
-        if len(parts) != 2:
+        if len(parts) not in (2, 3):
             if len(parts) == 1:
                 reader.add(lineno, "line", "expected 'query_id<TAB>text': no tab found")
             else:
                 reader.add(
-                    lineno, "line", f"expected 2 tab-separated fields 'query_id<TAB>text', found {len(parts)}"
+                    lineno,
+                    "line",
+                    f"expected 2 or 3 tab-separated fields 'query_id<TAB>text[<TAB>tags]', found {len(parts)}",
                 )
             continue
-        qid, qtext = parts
+        qid, qtext = parts[0], parts[1]
         ok = True
+        tags = None
+        if len(parts) == 3:
+            try:
+                tags = split_tags(parts[2])
+            except ValueError as exc:
+                reader.add(lineno, "tags", str(exc))
+                ok = False
         msg = id_problem(qid, query=True)
         if msg:
             reader.add(lineno, "qid", f"query id {msg}")
@@ -66,15 +79,16 @@ def parse_queries_tsv(stream: Stream, name: str = "<file>") -> list[QueryRecord]
             reader.add(lineno, "text", msg)
             ok = False
         if ok and not reader.twice(qid, lineno, "qid", f"query id {qid} appears twice"):
-            reader.keep(QueryRecord(lineno, qid, qtext, ""))
+            reader.keep(QueryRecord(lineno, qid, qtext, "", None, tags))
     return reader.finish("queries")
 
 
 @gc_paused
 def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecord]:
-    """Queries as JSON lines ``{"id", "text", "information_need"?, "fields"?}``; other keys are ignored.
-    ``fields``: ``{"locale": "fr-FR", "category": 3}``, values endpoint templates use as
-    ``{{query.fields.NAME}}``."""
+    """Queries as JSON lines ``{"id", "text", "information_need"?, "fields"?, "tags"?}``; other keys are
+    ignored. ``fields``: ``{"locale": "fr-FR", "category": 3}``, values endpoint templates use as
+    ``{{query.fields.NAME}}``. ``tags``: ``["head", "category:shoes"]`` (a line without keeps the stored
+    ones, ``[]`` clears them)."""
     reader = Reader(name)
     for lineno, obj in iter_json_objects(stream, reader):
         ok = True
@@ -101,8 +115,16 @@ def parse_queries_jsonl(stream: Stream, name: str = "<file>") -> list[QueryRecor
             if msg:
                 reader.add(lineno, "fields", msg)
                 ok = False
+        tags = obj.get("tags")
+        if "tags" in obj:
+            msg = tags_problem(tags)
+            if msg:
+                reader.add(lineno, "tags", msg)
+                ok = False
+            else:
+                tags = normalise(tags)
         if ok and not reader.twice(qid, lineno, "id", f"query id {qid} appears twice"):
-            reader.keep(QueryRecord(lineno, qid, text, need, fields))  # type: ignore[arg-type]
+            reader.keep(QueryRecord(lineno, qid, text, need, fields, tags))  # type: ignore[arg-type]
     return reader.finish("queries")
 
 
@@ -144,10 +166,12 @@ def _query_tuple(record: Any) -> tuple[Any, Any, Any]:
 
 
 def write_queries_tsv(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
-    """``qid<TAB>text`` lines. The information need is not part of this format (use JSON lines).
-    A text containing a tab or line break cannot be written (ValueError)."""
+    """``qid<TAB>text`` lines, with a third cell of comma-separated tags for a query that has any. The
+    information need is not part of this format (use JSON lines). A text containing a tab or line break
+    cannot be written (ValueError)."""
     for record in records:
         qid, text, _need = _query_tuple(record)
+        tags = record.tags if isinstance(record, QueryRecord) else None
         require_id(qid, "query id", query=True)
         msg = _query_text_problem(text)
         if msg:
@@ -156,14 +180,16 @@ def write_queries_tsv(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
             raise ValueError(
                 f"query {qid}: text contains a tab or line break, which TSV cannot hold (use JSON lines)"
             )
-        yield f"{qid}\t{text}\n"
+        yield f"{qid}\t{text}\t{join_tags(tags)}\n" if tags else f"{qid}\t{text}\n"
 
 
 def write_queries_jsonl(records: Iterable[QueryRecord | tuple]) -> Iterator[str]:
-    """``{"id", "text", "information_need"}`` per line, and ``"fields"`` for a query that has any."""
+    """``{"id", "text", "information_need"}`` per line, and ``"fields"`` and ``"tags"`` for a query that has
+    any."""
     for record in records:
         qid, text, need = _query_tuple(record)
         fields = record.fields if isinstance(record, QueryRecord) else None
+        tags = record.tags if isinstance(record, QueryRecord) else None
         require_id(qid, "query id", query=True)
         msg = _query_text_problem(text)
         if msg:
@@ -175,4 +201,6 @@ def write_queries_jsonl(records: Iterable[QueryRecord | tuple]) -> Iterator[str]
         line = {"id": qid, "text": text, "information_need": need}
         if fields:
             line["fields"] = fields
+        if tags:
+            line["tags"] = tags
         yield json_line(line)

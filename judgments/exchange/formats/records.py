@@ -60,6 +60,7 @@ class QueryRecord:
     text: str
     information_need: str = ""
     fields: dict[str, Any] | None = None  # None: the file says nothing about fields (TSV)
+    tags: list[str] | None = None  # None: the line says nothing about tags (kept as stored)
 
 
 @dataclass(slots=True)

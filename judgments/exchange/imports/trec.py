@@ -90,16 +90,17 @@ def file_rater(name: str):
 
 
 def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
-    """Create the file's queries in `pool`, or update the text (and information need, when the file
-    gives one) of those that exist. TSV `qid<TAB>text` or JSON lines `{"id", "text", "information_need"}`."""
+    """Create the file's queries in `pool`, or update the text (and information need, fields and tags, when
+    the line gives them) of those that exist. TSV `qid<TAB>text[<TAB>tags]` or JSON lines `{"id", "text",
+    "information_need", "fields", "tags"}`. A bad line (a bad tag too) stores nothing."""
     records = parse_queries(stream, name)
     with transaction.atomic():
         with connection.cursor() as cursor:
             bulk.lock_pool(cursor, pool.pk)  # every writer of a pool's queries holds it (see bulk)
         existing = {
-            external_id: (pk, text, need, fields)
-            for pk, external_id, text, need, fields in Query.objects.filter(pool=pool).values_list(
-                "pk", "external_id", "text", "information_need", "fields"
+            external_id: (pk, text, need, fields, tags)
+            for pk, external_id, text, need, fields, tags in Query.objects.filter(pool=pool).values_list(
+                "pk", "external_id", "text", "information_need", "fields", "tags"
             )
         }
         new: list[Query] = []
@@ -115,18 +116,24 @@ def import_queries(pool: Pool, stream, *, name: str) -> ImportSummary:
                         text=record.text,
                         information_need=record.information_need,
                         fields=record.fields or {},
+                        tags=record.tags or [],
                     )
                 )
                 continue
-            pk, text, need, fields = found
+            pk, text, need, fields, tags = found
             new_need = record.information_need or need  # TSV has no need: keep the one stored
             new_fields = fields if record.fields is None else record.fields  # a line without: kept
-            if (record.text, new_need, new_fields) == (text, need, fields):
+            new_tags = tags if record.tags is None else record.tags  # a line without: kept
+            if (record.text, new_need, new_fields, new_tags) == (text, need, fields, tags):
                 unchanged += 1
             else:
-                changed.append(Query(pk=pk, text=record.text, information_need=new_need, fields=new_fields))
+                changed.append(
+                    Query(
+                        pk=pk, text=record.text, information_need=new_need, fields=new_fields, tags=new_tags
+                    )
+                )
         Query.objects.bulk_create(new, batch_size=5000)
-        Query.objects.bulk_update(changed, ["text", "information_need", "fields"], batch_size=5000)
+        Query.objects.bulk_update(changed, ["text", "information_need", "fields", "tags"], batch_size=5000)
     return ImportSummary(name, "queries", len(records), len(new), len(changed), unchanged)
 
 

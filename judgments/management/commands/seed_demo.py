@@ -82,8 +82,13 @@ class Command(BaseCommand):
             ),
         )
         pool.members.add(*users.values())
-        Query.objects.bulk_create(
-            [Query(pool=pool, external_id=q, text=t, information_need=n) for q, t, n in queries]
+        Query.objects.bulk_create(  # tagged, so that the score pages show their segments (head: the first 5)
+            [
+                Query(
+                    pool=pool, external_id=q, text=t, information_need=n, tags=["head" if i < 5 else "tail"]
+                )
+                for i, (q, t, n) in enumerate(queries)
+            ]
         )
         Document.objects.bulk_create(
             [Document(pool=pool, external_id=d, title=t, body=b, url=u) for d, t, b, u in documents]

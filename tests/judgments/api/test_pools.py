@@ -88,6 +88,7 @@ def test_query_list_and_filters(client_for, role, status, ids):
                     "text": "secret query",
                     "information_need": "",
                     "fields": {},
+                    "tags": [],
                 }
             ]
             if "s1" in ids

@@ -2,6 +2,8 @@
 
 import math
 import random
+import re
+from urllib.parse import unquote
 
 import krippendorff
 import numpy as np
@@ -33,7 +35,10 @@ def test_build_queue_rejects_a_bad_depth(client, site_admin, pool, run):
 def test_send_one_configurations_unjudged_top_k_from_the_page(client, site_admin, pool, run, configuration):
     client.force_login(site_admin)
     page = client.get(reverse("rating:queue", args=[pool.name]), {"k": "1"}).content.decode()
-    assert "bm25" in page and "Send unjudged top 1" in page
+    coverage = reverse("scoring:queue-coverage", args=[pool.name])
+    assert f'hx-get="{coverage}?k=1"' in page  # the panel loads after the page (scoring's judged@k)
+    panel = client.get(coverage, {"k": "1"}).content.decode()
+    assert "bm25" in panel and "Send unjudged top 3" in panel and "showing k = 3" in panel
     client.post(
         reverse("rating:queue-configuration", args=[pool.name]), {"configuration": configuration.pk, "k": "1"}
     )
@@ -60,6 +65,27 @@ def test_upload_pairs_all_or_nothing_with_line_numbers(client, site_admin, pool)
     good = SimpleUploadedFile("pairs.tsv", b"q1\td1\nq2\td3\n")
     client.post(url, {"file": good, "priority": "0"})
     assert {str(p) for p in Pair.objects.queued()} == {"q1 / d1", "q2 / d3"}
+
+
+def test_pairs_without_content_are_keyset_paged(client, site_admin, pool, configuration, monkeypatch):
+    from judgments.rating import views
+
+    docs = [f"new{i}" for i in range(5)]
+    services.record_run(configuration, {"q1": docs}, source="api")
+    queue.build_queue(pool, 10)  # priority by rank: new0 first
+    monkeypatch.setattr(views, "MISSING_CONTENT_PER_PAGE", 2)
+    client.force_login(site_admin)
+    url = reverse("rating:missing-content", args=[pool.name])
+    seen, after = [], None
+    for _ in range(3):
+        page = client.get(url, {"after": after} if after else {}).content.decode()
+        seen += [d for d in docs if f">{d}<" in page]
+        found = re.search(r'href="\?after=([^"]+)"', page)
+        after = found and unquote(found.group(1))
+    assert sorted(seen) == docs and len(seen) == 5 and after is None  # every pair once, then no next link
+    expected = [str(p).split(" / ")[1] for p in queue.pairs_without_content(pool)]
+    assert expected == sorted(expected, key=lambda d: docs.index(d))  # highest priority (best rank) first
+    assert "No more pairs" in client.get(url, {"after": "-99:1"}).content.decode()
 
 
 def test_pairs_without_content_are_listed_for_admins(client, site_admin, pool, configuration):

@@ -231,9 +231,27 @@ def test_my_judgments_filters_by_grade(client, pool, rater, my_three, params, ex
 
 def test_my_judgments_filters_by_query(client, pool, rater, my_three):
     client.force_login(rater)
-    q2 = pool.queries.get(external_id="q2")
-    page = client.get(reverse("rating:my-judgments", args=[pool.name]), {"query": q2.pk}).context["page"]
+    page = client.get(reverse("rating:my-judgments", args=[pool.name]), {"query": "q2"}).context["page"]
     assert [j.pair.query.external_id for j in page.object_list] == ["q2"]
+    unknown = client.get(reverse("rating:my-judgments", args=[pool.name]), {"query": "nope"})
+    assert "No query of this pool has that id." in unknown.content.decode()
+
+
+def test_my_judgments_pages_without_counting(client, pool, rater, queued):
+    """51 judgments: two pages of 50 and 1, the total read from the stored tallies."""
+    from judgments.rating import grading
+
+    for i in range(51):
+        grading.save_grade(queued(pool, f"q{i}", f"d{i}"), rater, grade=2)
+    client.force_login(rater)
+    url = reverse("rating:my-judgments", args=[pool.name])
+    first = client.get(url).context["page"]
+    assert len(first.object_list) == 50 and first.has_next() and first.paginator.num_pages == 2
+    second = client.get(url, {"page": 2}).context["page"]
+    assert len(second.object_list) == 1 and not second.has_next() and second.has_previous()
+    assert "Page 2 of 2" in client.get(url, {"page": 2}).content.decode()
+    by_grade = client.get(url, {"grade": "2", "page": 2})
+    assert len(by_grade.context["page"].object_list) == 1 and "Page 2<" in by_grade.content.decode()
 
 
 def test_changing_a_grade_from_my_judgments_returns_there(client, pool, rater, my_three):

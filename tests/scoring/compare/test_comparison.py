@@ -75,8 +75,8 @@ def test_unknown_flavour_is_refused(scored):
 def test_leaderboard_reads_stored_scores_in_a_constant_number_of_queries(
     scored, team, django_assert_num_queries
 ):
-    # configurations, newest runs, planner setting, one aggregate (+ savepoint and release in tests)
-    with django_assert_num_queries(6):
+    # configurations, newest runs, their stored totals (scoring.totals: one row per run)
+    with django_assert_num_queries(3):
         comparison.leaderboard(scored.pool, "exp")
     from judgments.models import Run, SearchConfiguration
 
@@ -84,7 +84,7 @@ def test_leaderboard_reads_stored_scores_in_a_constant_number_of_queries(
         extra = SearchConfiguration.objects.create(pool=scored.pool, team=team, name=f"more-{i}")
         Run.objects.create(configuration=extra, source="api")
         Run.objects.create(configuration=extra, source="api")
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(3):
         comparison.leaderboard(scored.pool, "exp")
 
 

@@ -42,7 +42,8 @@ def test_parse_queries_tsv():
     "row, field",
     [
         ("301 no tab here", "line"),
-        ("301\ta\tb", "line"),
+        ("301\ta\tb\tc", "line"),  # a third cell is tags (test_query_tags.py), a fourth is too many
+        ("301\ta\tb c,", "tags"),
         ("301\t", "text"),
         ("301\t   ", "text"),
         ("30 1\ttext", "qid"),
