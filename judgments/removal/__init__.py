@@ -14,10 +14,10 @@ Three outcomes, decided here and nowhere else:
 A delete asked for when the plan says archive or refuse is refused with that line, so a page or a
 script cannot delete history by skipping the confirmation page.
 
-Counts that can run into millions (a pool's grades, pairs and documents, a judge's grades and their
-history) are counted up to COUNT_CAP and said as "more than 10,000 grades" beyond it: the statement
-stops there (a pool of 1.2M grades: 446-1,085 ms for the full count, 10 ms capped), and what is said stays
-true. Whether there are any, which decides the outcome, is always exact.
+A pool's grades, pairs and documents and a judge's grades are read from the stored tallies
+(judgments.tallies, exact, one statement: counting a pool of 1.2M grades took 446-1,085 ms). Its queries,
+which no tally counts, are counted up to COUNT_CAP and said as "more than 10,000 queries" beyond it (the
+statement stops there).
 """
 
 from __future__ import annotations
@@ -27,13 +27,10 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from judgments import snapshots
+from judgments import snapshots, tallies
 from judgments.models import (
-    Document,
-    Judgment,
     JudgmentChange,
     ModelJudge,
-    Pair,
     Pool,
     Query,
     Ranking,
@@ -111,10 +108,10 @@ def _active_judge_runs(judges) -> list[str]:
 
 def plan_judge(judge: ModelJudge) -> Plan:
     plan = Plan(judge, f"judge {judge.user.username}")
-    grades = _up_to_cap(Judgment.objects.filter(rater=judge.user))
+    grades = tallies.rater_counts(judge.pool, judge.user).done  # a judge grades in its own pool only
     changes = grades or JudgmentChange.objects.filter(rater=judge.user).exists()
     if grades or changes:
-        plan.keeps.append(_capped(grades, "grade") + " of graded pairs" if grades else "grade history")
+        plan.keeps.append(_n(grades, "grade") + " of graded pairs" if grades else "grade history")
     plan.blocks += _active_judge_runs([judge])
     plan.goes += [_n(judge.runs.count(), "judging run"), f"its rater account {judge.user.username}"]
     return plan
@@ -149,10 +146,11 @@ def plan_run(run: Run) -> Plan:
 
 def plan_pool(pool: Pool) -> Plan:
     plan = Plan(pool, f"pool {pool.name}")
-    grades = _up_to_cap(Judgment.objects.in_pool(pool))
+    counts = tallies.pool_counts(pool)
+    grades = counts.judgments  # every grade and can't-judge answer
     runs = Run.objects.filter(configuration__pool=pool).count()
     if grades:
-        plan.keeps.append(_capped(grades, "grade"))
+        plan.keeps.append(_n(grades, "grade"))
     if runs:
         plan.keeps.append(_n(runs, "run"))
     configurations = pool.configurations.all()
@@ -161,8 +159,8 @@ def plan_pool(pool: Pool) -> Plan:
         return plan
     plan.goes += [
         _capped(_up_to_cap(Query.objects.filter(pool=pool)), "query", "queries"),
-        _capped(_up_to_cap(Document.objects.filter(pool=pool)), "document"),
-        _capped(_up_to_cap(Pair.objects.filter(pool=pool)), "pair"),
+        _n(counts.documents, "document"),
+        _n(counts.pairs, "pair"),
         _n(configurations.count(), "configuration"),
         _n(pool.judges.count(), "model judge"),
     ]

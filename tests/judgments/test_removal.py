@@ -185,18 +185,17 @@ def test_plans_are_the_one_rule(pool, configuration, run):
         removal.archive(run)
 
 
-def test_big_counts_are_capped_and_stay_true(pool, rater, other_rater, site_admin, monkeypatch):
-    """Beyond COUNT_CAP a count says "more than N" (the statement stops there); at or below, the number;
-    whether there are any, which decides the outcome, is exact."""
+def test_counts_come_from_the_stored_tallies_and_queries_are_capped(
+    pool, rater, other_rater, site_admin, monkeypatch
+):
+    """A pool's grades, documents and pairs and a judge's grades are the stored tallies (exact, no
+    statement on the judgments); queries are counted up to COUNT_CAP, "more than N" beyond it."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     monkeypatch.setattr(removal, "COUNT_CAP", 2)
     pair = graded_pair(pool, rater)
-    judgment_services.record_judgment(pair, other_rater, grade=1)
-    assert (
-        removal.plan(pool).line == "Refused: pool robust has 2 grades: archive it instead (kept for exports)."
-    )
+    judgment_services.record_judgment(pair, other_rater, cant_judge=True, reason="no text")
     judgment_services.record_judgment(
         Pair.objects.create(pool=pool, query=pool.queries.get(external_id="q2"), document=pair.document),
         rater,
@@ -204,18 +203,22 @@ def test_big_counts_are_capped_and_stay_true(pool, rater, other_rater, site_admi
     )
     with CaptureQueriesContext(connection) as statements:
         planned = removal.plan(pool)
-    assert planned.action == removal.ARCHIVE and "has more than 2 grades" in planned.line
-    (count,) = [s["sql"] for s in statements if "judgments_judgment" in s["sql"]]
-    assert "LIMIT 3" in count  # stops after the cap
+    assert planned.line == "Refused: pool robust has 3 grades: archive it instead (kept for exports)."
+    assert not [s["sql"] for s in statements if "judgments_judgment" in s["sql"]]
     judge = create_or_update_judge(pool, "llm", base_url="http://127.0.0.1:9/v1", model="m")[0]
     Pair.objects.create(pool=pool, query=pair.query, document=pool.documents.get(external_id="d2"))
     for p in Pair.objects.filter(pool=pool):
         judgment_services.record_judgment(p, judge.user, grade=2)
-    assert "more than 2 grades of graded pairs" in removal.plan(judge).line
+    assert "has 3 grades of graded pairs" in removal.plan(judge).line
+    assert "has 6 grades" in removal.plan(pool).line
     empty = Pool.objects.create(name="scratch")
     for q in ("x1", "x2", "x3"):
         Query.objects.create(pool=empty, external_id=q, text="x")
-    planned = removal.plan(empty)
+    with CaptureQueriesContext(connection) as statements:
+        planned = removal.plan(empty)
     assert planned.action == removal.DELETE and "more than 2 queries" in planned.goes
+    assert "0 documents" in planned.goes and "0 pairs" in planned.goes
+    (count,) = [s["sql"] for s in statements if "judgments_query" in s["sql"]]
+    assert "LIMIT 3" in count  # stops after the cap
     Query.objects.filter(pool=empty, external_id="x3").delete()
     assert "2 queries" in removal.plan(empty).goes
