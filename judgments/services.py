@@ -526,6 +526,15 @@ def ranking_external_ids(run: Run) -> dict[str, list[str]]:
     return {qid: [names[pk] for pk in docs] for qid, docs in rows}
 
 
+# (table, trigger) of the stored counts (migration 0020_submit_tallies) that delete_pool_in_bulk skips.
+_TALLY_TRIGGERS_OFF = [
+    ("judgments_judgment", "jl_tally_judgment_deletes"),
+    ("judgments_pair", "jl_tally_pair_updates"),
+    ("judgments_pair", "jl_tally_pair_deletes"),
+    ("judgments_document", "jl_tally_document_deletes"),
+]
+
+
 def delete_pool_in_bulk(pool: Pool) -> None:
     """Delete a pool and everything in it with one statement per table, in one transaction: the ORM's
     cascade would first load every row (millions in the benchmarks' pools). The judgment history goes
@@ -538,6 +547,14 @@ def delete_pool_in_bulk(pool: Pool) -> None:
     )
     of_pool = "SELECT id FROM judgments_searchconfiguration WHERE pool_id = %s"
     with transaction.atomic(), connection.cursor() as cursor:
+        # The stored counts of a pool that goes entirely need no updating (the pool's delete drops its tally
+        # rows): their statement triggers on 1M+ judgments and pairs cost minutes. Switched off for this
+        # transaction only (a rollback switches them back); it locks the two tables meanwhile, which is what
+        # a benchmark's clean-up, the only caller, can afford.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE refuses pending deferred checks
+        for table, trigger in _TALLY_TRIGGERS_OFF:
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # the history's cleanup runs before the pairs' check
         for sql in (
             f"DELETE FROM judgments_judgmentchange WHERE {in_pool}",
             f"DELETE FROM judgments_judgment WHERE {in_pool}",
@@ -551,4 +568,8 @@ def delete_pool_in_bulk(pool: Pool) -> None:
             "DELETE FROM judgments_document WHERE pool_id = %s",
         ):
             cursor.execute(sql, [pool.pk])
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for table, trigger in _TALLY_TRIGGERS_OFF:
+            cursor.execute(f"ALTER TABLE {table} ENABLE ALWAYS TRIGGER {trigger}")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         Pool.objects.filter(pk=pool.pk).delete()  # members, uploads and the rest through the ORM

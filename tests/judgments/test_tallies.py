@@ -9,7 +9,7 @@ from django.db import connection
 
 from judgments import gold, raters, services, tallies
 from judgments.exchange.imports.trec import import_qrels
-from judgments.models import Document, Judgment, ModelJudge, Pair, Tally
+from judgments.models import Document, Judgment, ModelJudge, Pair, Pool, Tally
 from judgments.rating import grading
 from tests.judgments.rating.conftest import queued_pair
 
@@ -122,6 +122,11 @@ def test_deleting_a_pool_leaves_no_tally(pool, rater):
     grading.save_grade(queued_pair(pool, "q", "d"), rater, grade=1)
     services.delete_pool_in_bulk(pool)
     assert not Tally.objects.filter(pool_id=pool.pk).exists()
+    # It switched the counts' triggers off for its own deletes only: another pool's grades still count.
+    other = Pool.objects.create(name="after-bulk-delete", raters_per_pair=1)
+    grading.save_grade(queued_pair(other, "q", "d"), rater, grade=2)
+    assert_tallies_match(other)
+    assert tallies.pool_counts(other).complete == 1
 
 
 @pytest.mark.django_db
