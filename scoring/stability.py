@@ -181,7 +181,11 @@ def for_leaderboard(pool: Pool, cells: int) -> Stability | None:
         return _stored(row)
     if cells <= LIVE_CELLS:
         return measure(pool)
-    return None if row is None else replace(_stored(row), stale=True)
+    if (
+        row is None or not row.queries
+    ):  # a stale row over no query (an empty pool's) is no measurement to show
+        return None
+    return replace(_stored(row), stale=True)
 
 
 def _stored(row: PoolStability) -> Stability:

@@ -64,3 +64,19 @@ def test_a_small_pool_is_measured_on_the_page(clear_winner, client, engineer):
     assert "Not settled yet" in _page(client, engineer)
     assert PoolStability.objects.filter(pool=clear_winner).exists() and _pending() == 0
     assert stability.for_leaderboard(clear_winner, cells=12).measured_at is not None  # stored, current
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stale_measurement_over_no_query_is_not_shown(clear_winner, client, engineer, monkeypatch):
+    """Seen on the realistic pool after the migration: "bootstrap over 0 queries", "Why not: ." while a new
+    measurement was due. A big pool whose stored row is stale and over no query says it is being measured."""
+    monkeypatch.setattr(stability, "LIVE_CELLS", -1)
+    PoolStability.objects.all().delete()
+    _page(client, engineer)
+    _worker()
+    PoolStability.objects.filter(pool=clear_winner).update(
+        queries=0, basis={"0": -1}
+    )  # stale: marks no run has
+    assert stability.for_leaderboard(clear_winner, cells=12) is None
+    page = _page(client, engineer)
+    assert "being measured in the background" in page and "over 0 queries" not in page
