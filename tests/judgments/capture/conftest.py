@@ -13,6 +13,7 @@ server, threaded) and the demo engine. The fixtures at the end (`search_pool`, `
 """
 
 import json
+import threading
 
 import pytest
 from pytest_httpserver import HTTPServer
@@ -29,15 +30,49 @@ QUERY_TEXTS = [
 ]
 
 
+class SettlingHTTPServer(HTTPServer):
+    """pytest-httpserver's server, counting the requests it is still answering: a slow handler of one test
+    (a timeout test's sleeping answer) must not land in the next test's log after that test cleared it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._in_flight = 0
+        self._idle = threading.Condition()
+
+    def application(self, request):
+        with self._idle:
+            self._in_flight += 1
+        try:
+            return super().application(request)
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    def settle(self, timeout=10.0):
+        """Wait until no request is being answered (or `timeout` passes), then forget handlers and log."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=timeout)
+        self.clear()
+
+
 @pytest.fixture(scope="session")
 def make_httpserver():
     """pytest-httpserver's server, threaded (concurrent requests) and on 127.0.0.1."""
-    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    server = SettlingHTTPServer(host="127.0.0.1", port=0, threaded=True)
     server.start()
     yield server
-    server.clear()
+    server.settle()
     if server.is_running():
         server.stop()
+
+
+@pytest.fixture
+def httpserver(make_httpserver):
+    """The shared server with no handler and an empty log, once the previous test's requests are answered."""
+    make_httpserver.settle()
+    yield make_httpserver
+    make_httpserver.settle()
 
 
 def json_response(payload, status=200, headers=None):
