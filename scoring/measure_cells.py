@@ -93,6 +93,12 @@ def read_stored(cursor, where: str, params: list, width: int):
     )
 
 
+def no_rows(width: int):
+    """read_stored's answer for a scope without rows."""
+    empty = np.zeros(0, dtype=np.int64)
+    return empty, empty, empty, np.zeros(0, dtype=bool), np.zeros((0, width))
+
+
 def sync_rows(cursor, run, query, has_ranking, values, stored) -> None:
     """Make the stored rows equal the computed ones, writing only differences (as cells.sync_rows)."""
     ids, s_run, s_query, s_has, s_values = stored

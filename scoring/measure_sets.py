@@ -50,10 +50,14 @@ def set_measures(pool: Pool, names: Sequence[str]) -> tuple[list[Measure], Resco
     """Replace the pool's measure set with `names` and re-score every run with it, in one transaction.
     MeasureError on a bad name, with nothing changed."""
     measures = check_names(pool, names)
+    # At the top level this transaction changes only the set and its rows, so the re-score may read the
+    # rankings and CellScore rows ahead on a second connection (inside a caller's transaction it cannot:
+    # that connection would not see what the caller wrote).
+    cleared = not connection.in_atomic_block
     with transaction.atomic():
         _lock_and_forget(pool)
         PoolMeasures.objects.update_or_create(pool=pool, defaults={"names": [m.name for m in measures]})
-        summary = rescore_pool(pool)
+        summary = rescore_pool(pool, measures_cleared=cleared)
     return measures, summary
 
 

@@ -90,7 +90,13 @@ def _begin(cursor, pool: Pool) -> tuple[str, str, list[int]]:
     return row[0], row[1], list(row[2])
 
 
-def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int] | None) -> RescoreSummary:
+def _rescore(
+    pool: Pool,
+    run_ids: Sequence[int] | None,
+    query_ids: Sequence[int] | None,
+    *,
+    measures_cleared: bool = False,
+) -> RescoreSummary:
     """Recompute the cells run x query for run in run_ids (default every run of the pool) and query in
     query_ids (default every query), so that the stored rows equal them, in one transaction.
 
@@ -104,7 +110,7 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
     for key in ("read grades", "read rankings", "score", "write"):
         timings[key] = 0.0
     # Another connection cannot see the caller's uncommitted rows: read ahead only outside a transaction.
-    read_ahead = not connection.in_atomic_block
+    read_ahead = not connection.in_atomic_block or measures_cleared
     with transaction.atomic(), connection.cursor() as cursor:
         rule, source, pool_runs = _begin(cursor, pool)
         measures = measure_cells.pool_measures(cursor, pool.pk)
@@ -185,7 +191,9 @@ def _rescore(pool: Pool, run_ids: Sequence[int] | None, query_ids: Sequence[int]
             else:
                 rankings = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 0), np.int64))
             stored = read_stored(cursor, *batch.where(run_ids, wanted))
-            if width is not None:
+            if width is not None and measures_cleared:
+                stored = (stored, measure_cells.no_rows(width))
+            elif width is not None:
                 stored = (stored, measure_cells.read_stored(cursor, *batch.where(run_ids, wanted), width))
             return batch, rankings, stored, time.perf_counter() - tick
 
@@ -343,9 +351,10 @@ class _ReadAhead:
         self.worker.join()
 
 
-def rescore_pool(pool: Pool) -> RescoreSummary:
-    """Recompute every stored score of the pool: every run (current or not), graded query and flavour."""
-    summary = _rescore(pool, None, None)
+def rescore_pool(pool: Pool, *, measures_cleared: bool = False) -> RescoreSummary:
+    """Recompute every stored score of the pool: every run (current or not), graded query and flavour.
+    `measures_cleared`: see _rescore (scoring.measure_sets, which has just deleted the measure rows)."""
+    summary = _rescore(pool, None, None, measures_cleared=measures_cleared)
     logger.info("pool %s rescored: %s", pool.name, summary)
     return summary
 

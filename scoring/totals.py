@@ -2,7 +2,9 @@
 from one row per run instead of summed from 5,000 rows per run on every page load (the leaderboard of 50
 configurations read 250,000 rows: 1.3-2.3 s).
 
-They are kept by statement-level triggers on the score tables (migration 0008_boards_run_totals), so
+They are kept by statement-level triggers on the score tables (migration 0008_boards_run_totals; the
+MeasureScore one sums each array position since 0012_measure_totals_by_position, whose SQL function
+`scoring_measure_delta_sql` writes the statement for a width, also used by `rebuild`), so
 every write of a score row moves them in the same transaction, whoever writes it: the incremental and
 full rescoring (binary COPY and DELETE in scoring.services, scoring.cells, scoring.measure_cells), a
 measure set replaced (scoring.measure_sets), a run or query deleted (Django's CASCADE or the forget
@@ -57,32 +59,6 @@ def cell_delta_sql(source: str, sign: int, columns: Iterable[str] = CELL_COLUMNS
     """
 
 
-def measure_delta_sql(source: str, sign: int) -> str:
-    """As cell_delta_sql, for MeasureScore rows (a float8[] of the pool's measure set each) and
-    MeasureTotals."""
-    return f"""
-    WITH counts AS (
-        SELECT run_id, count(*) * {sign} AS n, count(*) FILTER (WHERE NOT has_ranking) * {sign} AS n_unranked
-        FROM {source} AS r GROUP BY run_id
-    ), items AS (
-        SELECT s.run_id, u.i, sum(CASE WHEN u.v = 'NaN' THEN 0 ELSE u.v END) * {sign} AS total,
-            count(*) FILTER (WHERE u.v = 'NaN') * {sign} AS nan
-        FROM {source} AS s, unnest(s.values) WITH ORDINALITY AS u(v, i) GROUP BY s.run_id, u.i
-    ), arrays AS (
-        SELECT run_id, array_agg(total ORDER BY i)::float8[] AS sums, array_agg(nan ORDER BY i)::float8[] AS nans
-        FROM items GROUP BY run_id
-    )
-    INSERT INTO {MEASURE_TOTALS} AS t (run_id, n, n_unranked, sums, nans, mark)
-    SELECT c.run_id, c.n, c.n_unranked, coalesce(a.sums, '{{}}'), coalesce(a.nans, '{{}}'),
-        nextval('{MARK_SEQUENCE}')
-    FROM counts c LEFT JOIN arrays a USING (run_id) ORDER BY c.run_id
-    ON CONFLICT (run_id) DO UPDATE SET n = t.n + excluded.n, n_unranked = t.n_unranked + excluded.n_unranked,
-        sums = scoring_add_arrays(t.sums, excluded.sums), nans = scoring_add_arrays(t.nans, excluded.nans),
-        mark = excluded.mark;
-    DELETE FROM {MEASURE_TOTALS} t WHERE t.n <= 0 AND t.run_id IN (SELECT r.run_id FROM {source} AS r);
-    """
-
-
 def rebuild(run_ids: Iterable[int] | None = None) -> None:
     """Recompute the totals of these runs (default: every run) from their score rows, set-based (the
     migration's fill for existing pools; also a repair). The triggers fire on the score tables only."""
@@ -94,4 +70,8 @@ def rebuild(run_ids: Iterable[int] | None = None) -> None:
         cursor.execute(f"DELETE FROM {MEASURE_TOTALS}{where}", params)
         cursor.execute(cell_delta_sql(f"(SELECT * FROM {CellScore._meta.db_table}{where})", 1), params)
         rows = f"(SELECT * FROM {MeasureScore._meta.db_table}{where})"
-        cursor.execute(measure_delta_sql(rows, 1), params)
+        cursor.execute(f"SELECT max(cardinality(r.values)) FROM {rows} AS r", params)
+        width = cursor.fetchone()[0]
+        if width is not None:
+            cursor.execute("SELECT scoring_measure_delta_sql(%s, 1, %s)", [rows, width])
+            cursor.execute(cursor.fetchone()[0], params)  # the statement the trigger runs
