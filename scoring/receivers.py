@@ -59,7 +59,8 @@ def on_grades_changed(
 
     def update() -> None:
         services.rescore_queries(pool, query_ids)
-        stability.after_grades(pool)  # pools measured live: settled or not, after this grade
+        # Pools measured live: settled or not, after this grade (or in a task shortly after).
+        stability.after_grades(pool, later=lambda due: tasks.request_stability(pool, due))
 
     _update_after_commit(
         tasks.rescore_queries, [pool.pk, query_ids], update, small=len(query_ids) <= services.FEW_QUERIES

@@ -111,13 +111,15 @@ def measure_stability(context, pool_id: int) -> dict:
         return {"pool": pool.name, "expected_tau": round(result.expected_tau, 4), "settled": result.settled}
 
 
-def request_stability(pool: Pool) -> None:
-    """Enqueue measure_stability for the pool unless one is waiting or running already."""
+def request_stability(pool: Pool, due: datetime | None = None) -> None:
+    """Enqueue measure_stability for the pool (at `due`, default now) unless one is waiting already (or
+    running, when due now: one that runs may have read the scores before the latest grade)."""
+    statuses = ("READY", "RUNNING") if due is None else ("READY",)
     pending = DBTaskResult.objects.filter(
-        task_path=STABILITY_PATH, args_kwargs__args__0=pool.pk, status__in=("READY", "RUNNING")
+        task_path=STABILITY_PATH, args_kwargs__args__0=pool.pk, status__in=statuses
     )
     if not pending.exists():
-        measure_stability.enqueue(pool.pk)
+        (measure_stability if due is None else measure_stability.using(run_after=due)).enqueue(pool.pk)
 
 
 # --- Status and lost workers ----------------------------------------------------------------------------

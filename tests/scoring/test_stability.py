@@ -2,6 +2,7 @@
 `manage.py stability`, the leaderboard's panel, and a pool that stops serving once settled."""
 
 import json
+from datetime import timedelta
 from io import StringIO
 
 import pytest
@@ -33,6 +34,12 @@ def clear_winner(db, pool, configuration, other_configuration):
     return pool
 
 
+@pytest.fixture
+def every_grade(monkeypatch):
+    """Measured after every grade, however close together (the settled rule under test, not the pace)."""
+    monkeypatch.setattr(stability, "LIVE_INTERVAL", timedelta(0))
+
+
 def _grade_all(pool, rater, django_capture_on_commit_callbacks):
     truth = {"good": 3, "bad": 0}
     n = 0
@@ -52,7 +59,7 @@ def test_nothing_graded_is_not_settled(clear_winner):
 
 
 def test_a_clear_ordering_settles_after_it_stays(
-    clear_winner, rater, monkeypatch, django_capture_on_commit_callbacks
+    clear_winner, rater, monkeypatch, django_capture_on_commit_callbacks, every_grade
 ):
     monkeypatch.setattr(stability, "STAY_GRADES", 4)
     _grade_all(clear_winner, rater, django_capture_on_commit_callbacks)
@@ -67,7 +74,7 @@ def test_a_clear_ordering_settles_after_it_stays(
 
 
 def test_a_pool_set_to_stop_stops_serving_once_settled(
-    clear_winner, rater, monkeypatch, django_capture_on_commit_callbacks
+    clear_winner, rater, monkeypatch, django_capture_on_commit_callbacks, every_grade
 ):
     monkeypatch.setattr(stability, "STAY_GRADES", 2)
     monkeypatch.setattr("scoring.settling.SETTLED_JUDGED", 0.5)
@@ -77,6 +84,29 @@ def test_a_pool_set_to_stop_stops_serving_once_settled(
     assert graded < 12  # stopped before the queue ran out
     assert queue.open_pairs(clear_winner).exists()
     assert Pool.objects.get(pk=clear_winner.pk).queue_stopped
+
+
+def test_grades_close_together_are_measured_once_now_and_once_by_a_task_shortly_after(
+    clear_winner, rater, django_capture_on_commit_callbacks
+):
+    """A small pool is measured after a grade, but not again within LIVE_INTERVAL: the grades in between
+    ask for one measurement at the end of the interval (a task), which counts all of them."""
+    from django_tasks_db.models import DBTaskResult
+
+    from scoring import tasks
+
+    pending = DBTaskResult.objects.filter(task_path=tasks.STABILITY_PATH, status="READY")
+    pairs = list(queue.open_pairs(clear_winner).select_related("document")[:3])
+    for pair in pairs:
+        with django_capture_on_commit_callbacks(execute=True):
+            grading.save_grade(pair, rater, grade=3 if "good" in pair.document.external_id else 0)
+    stored = PoolStability.objects.get(pool=clear_winner)
+    assert stored.grades == 1  # measured after the first grade only
+    (task,) = pending  # one task for the two grades after it, due when the interval ends
+    assert task.run_after == stored.measured_at + stability.LIVE_INTERVAL
+    assert task.args_kwargs["args"] == [clear_winner.pk]
+    stability.measure(clear_winner)  # what the task runs (a worker runs it: test_stability_snapshot)
+    assert PoolStability.objects.get(pool=clear_winner).grades == 3
 
 
 def test_stability_command_prints_json_last(clear_winner):
