@@ -210,8 +210,12 @@ def _ask_for(pool: Pool, kind: str, keys: list[str]) -> None:
 
 
 def _take_marker(pool_id: int) -> bool:
-    """Delete the pool's change marker (committed at once); then wait until every transaction that was in
-    progress at that moment has ended, so that what they wrote is seen. Returns whether there was one."""
+    """Delete the pool's change marker (committed at once); then wait until every transaction of this
+    database that was in progress at that moment has ended, so that what they wrote is seen. Returns
+    whether there was one. Transactions of the cluster's other databases cannot have written to this one
+    and are not waited for (two test databases' refreshes, each inside a test's transaction, waited the
+    whole WRITERS_TIMEOUT for each other); the app's sessions share one role, so they see each other's
+    transaction ids in pg_stat_activity."""
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(
@@ -225,7 +229,9 @@ def _take_marker(pool_id: int) -> bool:
         while time.monotonic() < deadline:
             cursor.execute(
                 "SELECT count(*) FROM pg_snapshot_xip(%s::pg_snapshot) AS x"
-                " WHERE pg_xact_status(x) = 'in progress' AND x IS DISTINCT FROM pg_current_xact_id_if_assigned()",
+                " WHERE pg_xact_status(x) = 'in progress' AND x IS DISTINCT FROM pg_current_xact_id_if_assigned()"
+                " AND x::xid IN (SELECT backend_xid FROM pg_stat_activity"
+                " WHERE datname = current_database() AND backend_xid IS NOT NULL)",
                 [snapshot],
             )
             if not cursor.fetchone()[0]:

@@ -188,3 +188,31 @@ def test_a_failing_kind_keeps_its_last_value_and_the_others_are_computed(pool, g
     done = snapshots.refresh(pool)
     assert done.failed == ["agreement"] and "disagreements" in done.computed
     assert stored_agreement(pool) == before and not SnapshotDue.objects.exists()
+
+
+def test_a_transaction_in_another_database_of_the_cluster_is_not_waited_for(pool, graded, rater, monkeypatch):
+    """Only this database's transactions can have written to it: one open in another database (another
+    test worker's, another app's) does not hold the refresh back for WRITERS_TIMEOUT."""
+    import time
+
+    import psycopg
+
+    settings = connection.settings_dict
+    other = psycopg.connect(
+        dbname="postgres",
+        user=settings["USER"] or "postgres",
+        host=settings["HOST"] or None,
+        port=settings["PORT"] or None,
+        password=settings["PASSWORD"] or None,
+    )
+    try:
+        other.execute("SELECT pg_current_xact_id()")  # an open transaction with an id, as a writer's
+        monkeypatch.setattr(snapshots, "WRITERS_TIMEOUT", 30.0)
+        services.record_judgment(graded[0], rater, grade=2)
+        started = time.monotonic()
+        snapshots.refresh(pool)
+        assert time.monotonic() - started < 15  # the old wait ran the whole 30 s
+        assert stored_agreement(pool) == direct_agreement(pool)
+    finally:
+        other.rollback()
+        other.close()

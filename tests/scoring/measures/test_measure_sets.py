@@ -31,6 +31,10 @@ def run_command(*args) -> str:
 
 @pytest.fixture
 def pool(db, tmp_path):
+    return make_pool(tmp_path)
+
+
+def make_pool(tmp_path):
     (tmp_path / "grades.qrels").write_text(QRELS)
     run_command("import_qrels", "--pool", "web", str(tmp_path / "grades.qrels"))
     for name, text in RUNS.items():
@@ -61,6 +65,55 @@ def reference() -> dict[tuple[str, str, str], float]:
 
 
 def test_set_measures_then_export_matches_ir_measures(pool):
+    check_set_measures_matches_ir_measures(pool)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_set_measures_at_the_top_level_reads_ahead_and_stores_the_same(tmp_path, monkeypatch):
+    """As the command runs it (no transaction around it): the rankings and CellScore rows are read ahead
+    on a second connection, one query a batch, and no MeasureScore row is read back (all were deleted);
+    values, means and the stored totals are the same as ir_measures and a rebuild."""
+    from scoring import cells, measure_sets, services, totals
+    from scoring.models import MeasureTotals
+
+    pool = make_pool(tmp_path)
+    monkeypatch.setattr(cells, "BATCH_ENTRIES", 1)  # a batch per query: three batches
+    ahead = []
+    real = services._ReadAhead
+
+    def counting(load, batches):
+        ahead.append(len(batches))
+        return real(load, batches)
+
+    monkeypatch.setattr(services, "_ReadAhead", counting)
+    rescoring, read_back = [], []
+    real_read, real_rescore = services.measure_cells.read_stored, measure_sets.rescore_pool
+
+    def reading(*args):
+        read_back.extend(rescoring)
+        return real_read(*args)
+
+    def rescore(*args, **kwargs):
+        rescoring.append(kwargs)
+        try:
+            return real_rescore(*args, **kwargs)
+        finally:
+            rescoring.clear()
+
+    monkeypatch.setattr(services.measure_cells, "read_stored", reading)
+    monkeypatch.setattr(measure_sets, "rescore_pool", rescore)
+    check_set_measures_matches_ir_measures(pool)
+    assert ahead == [3] and read_back == []
+    stored = {t.run_id: (t.n, t.sums, t.nans) for t in MeasureTotals.objects.all()}
+    totals.rebuild()
+    rebuilt = {t.run_id: (t.n, t.sums, t.nans) for t in MeasureTotals.objects.all()}
+    assert len(stored) == 2 and stored.keys() == rebuilt.keys()
+    for run_id, (n, sums, nans) in stored.items():
+        assert (n, nans) == (rebuilt[run_id][0], rebuilt[run_id][2]) and len(sums) == 20
+        assert sums == pytest.approx(rebuilt[run_id][1], abs=1e-12)
+
+
+def check_set_measures_matches_ir_measures(pool):
     out = run_command("set_measures", "--pool", "web", *SET)
     canonical = [str(ir_measures.parse_measure(n)) if not n.startswith("UDCG") else n for n in SET]
     assert out.splitlines() == canonical
