@@ -4,6 +4,11 @@ may be, shared by the query file formats, the API, the campaign pages and the sc
 A tag is 1 to 64 characters, with no whitespace, no comma (the separator of flat files) and no control
 character. A query holds at most MAX_TAGS of them, stored sorted and without duplicates. Case matters:
 `Head` and `head` are two tags.
+
+Names from other tools become tags by `name_tag`: an RRE ratings file's query group "Brand search" is the tag
+`group:Brand-search`, its topic "Fender basses" `topic:Fender-basses` (GROUP / TOPIC, the `PLACES` a file
+states for its queries): runs of whitespace and commas become one `-`, control characters and lone
+surrogates are dropped, and the tag is cut to 64 characters; a name left empty gives no tag.
 """
 
 from __future__ import annotations
@@ -15,6 +20,11 @@ from typing import Any
 MAX_LENGTH = 64
 MAX_TAGS = 50
 _BAD = re.compile(r"[\s,\x00-\x1f\x7f]")
+_DROPPED = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")  # control characters and lone surrogates
+_SEPARATORS = re.compile(r"[\s,]+")
+GROUP = "group:"  # the tag prefix of an RRE query group
+TOPIC = "topic:"  # ... of an RRE topic
+PLACES = (GROUP, TOPIC)  # tags a ratings file states (an import replaces them, keeps the others)
 
 
 def tag_problem(tag: Any) -> str | None:
@@ -73,3 +83,18 @@ def split_tags(text: str) -> list[str]:
 def join_tags(tags: Iterable[str]) -> str:
     """The flat-file cell of some tags (comma separated)."""
     return ",".join(tags)
+
+
+def name_tag(prefix: str, name: str) -> str | None:
+    """The tag of a name from another tool (`name_tag(GROUP, "Brand search")` is `group:Brand-search`):
+    whitespace and commas as `-`, control characters dropped, cut to MAX_LENGTH; None when nothing is
+    left of the name. Always a valid tag (tag_problem is None) for a valid prefix."""
+    words = [word for part in _SEPARATORS.split(name) if (word := _DROPPED.sub("", part))]
+    if not words:
+        return None
+    return (prefix + "-".join(words))[:MAX_LENGTH]
+
+
+def is_place(tag: str) -> bool:
+    """A tag a ratings file states (group:..., topic:...)."""
+    return tag.startswith(PLACES)

@@ -49,18 +49,20 @@ def matrix(
     measures: Sequence[Measure],
     measure: Measure,
     *,
+    query_ids=None,
     n_resamples: int = stats.N_RESAMPLES,
     seed: int | None = stats.SEED,
 ) -> comparison.Matrix:
     """Every pair of configurations on one measure of the set: differences, randomization and t p-values,
-    Holm over the matrix (as `comparison.pairwise_matrix`); judged@10 when the set has Judged@10."""
+    Holm over the matrix (as `comparison.pairwise_matrix`); judged@10 when the set has Judged@10. With
+    `query_ids` (a segment, scoring.segments), every figure is over those queries' rows only."""
     if len({c.pk for c in configurations}) < 2:
         raise comparison.ComparisonError("Pick at least two configurations.")
     names = columns(measures)
     column = names.index(measure.name)
     judged = names.index(JUDGED) if JUDGED in names else None
     per, judged_means = {}, {}
-    for pk, rows in stored(configurations, measures).items():
+    for pk, rows in stored(configurations, measures, query_ids).items():
         per[pk] = comparison.RunScores(
             rows.run_id, rows.query, rows.has_ranking, rows.values[:, [column]], (measure.name,)
         )

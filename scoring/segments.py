@@ -31,6 +31,7 @@ from judgments.query_tags import tag_problem
 
 from . import comparison, stats
 from .leaderboard import LeaderboardRow, RunMeans, plan_for_memory
+from .metrics import CUTOFFS
 from .models import JUDGED_FIELDS, MEAN_FIELDS, QueryScore
 
 QUERY_TABLE = Query._meta.db_table
@@ -341,7 +342,7 @@ def compare_pair(
     if missing:
         raise comparison.ComparisonError(f"No run yet for {', '.join(missing)}.")
     scores = comparison.run_scores([runs[a.pk].pk, runs[b.pk].pk], comparison.check_flavour(flavour), read)
-    sa, sb = (_only(scores[runs[c.pk].pk], seg) for c in (a, b))
+    sa, sb = (only(scores[runs[c.pk].pk], seg) for c in (a, b))
     if not len(sa.query_ids) or not len(sb.query_ids):
         raise comparison.ComparisonError(
             f"No stored {flavour} scores on segment {seg.label} for one of the runs."
@@ -374,7 +375,8 @@ def compare_pair(
     )
 
 
-def _only(scores: comparison.RunScores, seg: Segment) -> comparison.RunScores:
+def only(scores: comparison.RunScores, seg: Segment) -> comparison.RunScores:
+    """A run's stored rows (comparison.RunScores) of the segment's queries only."""
     keep = np.isin(scores.query_ids, seg.query_ids, assume_unique=True)
     return replace(
         scores,
@@ -387,3 +389,41 @@ def _only(scores: comparison.RunScores, seg: Segment) -> comparison.RunScores:
 def _judged(scores: comparison.RunScores) -> float | None:
     ranked = scores.has_ranking
     return float(scores.column(comparison.WARNING_JUDGED)[ranked].mean()) if ranked.any() else None
+
+
+def pairwise_matrix(
+    configurations, flavour: str, seg: Segment, *, metric: str = comparison.HEADLINE_METRIC, seed=stats.SEED
+) -> comparison.Matrix:
+    """`comparison.pairwise_matrix` on the segment's queries only: each configuration's mean, judged@10
+    and every pair's difference and tests (Holm over the matrix) over the segment's rows."""
+    flavour, metric = comparison.check_flavour(flavour), comparison.check_metric(metric)
+    if len({c.pk for c in configurations}) < 2:
+        raise comparison.ComparisonError("Pick at least two configurations.")
+    runs = comparison.current_runs(configurations)
+    missing = [c.name for c in configurations if c.pk not in runs]
+    if missing:
+        raise comparison.ComparisonError(f"No run yet for {', '.join(missing)}.")
+    scores = comparison.run_scores(
+        [runs[c.pk].pk for c in configurations], flavour, (metric, comparison.WARNING_JUDGED)
+    )
+    per = {c.pk: only(scores[runs[c.pk].pk], seg) for c in configurations}
+    empty = [c.name for c in configurations if not len(per[c.pk].query_ids)]
+    if empty:
+        raise comparison.ComparisonError(
+            f"No stored {flavour} scores on segment {seg.label} for {', '.join(empty)}."
+        )
+    judged = {pk: _judged(s) for pk, s in per.items()}
+    return comparison.matrix_of(configurations, per, flavour, metric, judged, seed=seed)
+
+
+def cutoff_means(configurations, flavour: str, seg: Segment) -> dict[int, list[float | None]]:
+    """`comparison.cutoff_means` over the segment's rows: {configuration pk: [mean NDCG@k per cutoff]}."""
+    runs = comparison.current_runs(configurations)
+    metrics = [f"ndcg@{k}" for k in CUTOFFS]
+    summaries = run_means([r.pk for r in runs.values()], comparison.check_flavour(flavour), metrics, seg)
+    out = {}
+    for configuration in configurations:
+        run = runs.get(configuration.pk)
+        summary = summaries.get(run.pk) if run else None
+        out[configuration.pk] = [summary.means[m] if summary else None for m in metrics]
+    return out

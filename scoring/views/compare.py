@@ -43,14 +43,15 @@ DEPTHS = (3, 5, 10, 20, 50, 100)  # ranking depths offered in the per-query view
 # --- Comparison ----------------------------------------------------------------------------------
 
 
-def _compare_urls(pool: Pool, configurations, flavour: str, metric: str) -> dict:
-    names = [c.name for c in configurations]
+def _compare_urls(pool: Pool, configurations, flavour: str, metric: str, tags=()) -> dict:
+    """The page's own address and its CSV downloads, keeping the segment (`tags`)."""
+    names, tags = [c.name for c in configurations], list(tags)
     base = reverse("scoring:compare", args=[pool.name])
     csv_base = reverse("scoring:compare-csv", args=[pool.name])
     return {
-        "page": base + query_string(c=names, flavour=flavour, metric=metric),
+        "page": base + query_string(c=names, flavour=flavour, metric=metric, tag=tags),
         "csv": {
-            table: csv_base + query_string(c=names, flavour=flavour, metric=metric, table=table)
+            table: csv_base + query_string(c=names, flavour=flavour, metric=metric, table=table, tag=tags)
             for table in ("metrics", "queries", "cutoffs", "matrix")
         },
         "query": reverse("scoring:compare-query", args=[pool.name]) + query_string(c=names, flavour=flavour),
@@ -73,10 +74,10 @@ def _cutoff_chart(configurations, flavour: str, means=None) -> tuple[str, list[d
 def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
-    segment_filter = segment_views.read_filter(request, found) if len(selected) == 2 else None
+    segment_filter = segment_views.read_filter(request, found) if len(selected) >= 2 else None
     if len(selected) >= 2 and (measures := measure_set(found)) is not None:  # the pool's own measure set
         if len(selected) > 2:
-            return measure_matrix.matrix_page(request, found, measures, selected)
+            return measure_matrix.matrix_page(request, found, measures, selected, segment_filter)
         return measure_pages.compare(request, found, measures, selected, segment_filter)
     flavour = get_option(request, "flavour", comparison.check_flavour)
     metric = get_option(request, "metric", comparison.check_metric)
@@ -92,10 +93,6 @@ def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
         "threshold": comparison.JUDGED_THRESHOLD,
         "segment_filter": segment_filter,
     }
-    if len(selected) > 2 and segment_views.requested(request):
-        messages.warning(
-            request, "Segments (?tag=) apply to the comparison of two configurations: every query here."
-        )
     if len(selected) < 2:
         context["configurations"] = (
             access.configurations_for(request.user).filter(pool=found).select_related("team")
@@ -160,7 +157,7 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             b.pk: [result.means_b[f"ndcg@{k}"] for k in CUTOFFS],
         },
     )
-    urls = _compare_urls(pool, [a, b], flavour, metric)
+    urls = _compare_urls(pool, [a, b], flavour, metric, _tags(segment_filter))
     params = request.GET.copy()
     params["all"] = "0" if request.GET.get("all") == "1" else "1"
     context.update(
@@ -196,9 +193,23 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
     return render(request, "scoring/compare.html", context)
 
 
+def _tags(segment_filter: segment_views.SegmentFilter | None) -> list[str]:
+    """The tags of the segment shown (none for every query, or a bad tag), for the page's links."""
+    return list(segment_filter.seg.tags) if segment_filter is not None and segment_filter.seg else []
+
+
 def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -> HttpResponse:
-    matrix = comparison.pairwise_matrix(selected, context["flavour"], metric=context["metric"])
-    cutoff_svg, cutoff_table = _cutoff_chart(matrix.configurations, context["flavour"])
+    """Every pair of three or more configurations; with a segment (?tag=), over its queries only."""
+    flavour, metric = context["flavour"], context["metric"]
+    segment_filter = context["segment_filter"]
+    tags = _tags(segment_filter)
+    if tags:
+        matrix = segments.pairwise_matrix(selected, flavour, segment_filter.seg, metric=metric)
+        means = segments.cutoff_means(matrix.configurations, flavour, segment_filter.seg)
+    else:
+        matrix = comparison.pairwise_matrix(selected, flavour, metric=metric)
+        means = None
+    cutoff_svg, cutoff_table = _cutoff_chart(matrix.configurations, flavour, means)
     base = reverse("scoring:compare", args=[pool.name])
     grid = []
     for row, cells in matrix.grid():
@@ -210,7 +221,10 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
                         cell,
                         base
                         + query_string(
-                            c=[cell.column.name, cell.row.name], flavour=matrix.flavour, metric=matrix.metric
+                            c=[cell.column.name, cell.row.name],
+                            flavour=matrix.flavour,
+                            metric=matrix.metric,
+                            tag=tags,
                         ),
                     )
                     if cell
@@ -227,13 +241,14 @@ def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -
     context.update(
         {
             "matrix": matrix,
+            "matrix_label": context["metric_label"],
             "grid": grid,
             "pairs": len(matrix.configurations) * (len(matrix.configurations) - 1) // 2,
             "n_resamples": comparison.N_RESAMPLES,
             "cutoff_svg": cutoff_svg,
             "cutoff_table": cutoff_table,
             "cutoff_labels": [f"NDCG@{k}" for k in CUTOFFS],
-            "urls": _compare_urls(pool, matrix.configurations, matrix.flavour, matrix.metric),
+            "urls": _compare_urls(pool, matrix.configurations, matrix.flavour, matrix.metric, tags),
             "low_judged": low,
             "can_queue": access.may_queue(request.user, pool),
             "next_url": request.get_full_path(),

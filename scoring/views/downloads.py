@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -44,14 +45,28 @@ def _number(value) -> str:
     return repr(float(value)) if isinstance(value, float | np.floating) else str(value)
 
 
+def requested_segment(request: HttpRequest, pool) -> segments.Segment | None:
+    """The segment of ?tag= (repeatable: the queries carrying every tag), None without one; SegmentError
+    for a bad tag (the pages' rule, judgments.query_tags). A tag no query carries is an empty segment."""
+    tags = segment_views.requested(request)
+    return segments.segment(pool, tags) if tags else None
+
+
+def _bad_tag(error: segments.SegmentError) -> HttpResponse:
+    return HttpResponse(f"{error}.", status=400, content_type="text/plain; charset=utf-8")
+
+
+def _suffix(seg: segments.Segment | None) -> str:
+    """The file name's mark of a segment ("-head+category:shoes")."""
+    return "" if seg is None else "-" + "+".join(seg.tags)
+
+
 def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     found = scored_pool_or_404(request, pool_name)
-    seg = None
-    if tags := segment_views.requested(request):  # ?tag=: means over the segment's queries (scoring.segments)
-        try:
-            seg = segments.segment(found, tags)
-        except segments.SegmentError as error:
-            return HttpResponse(f"{error}.", status=400, content_type="text/plain; charset=utf-8")
+    try:
+        seg = requested_segment(request, found)
+    except segments.SegmentError as error:
+        return _bad_tag(error)
     if (measures := measure_set(found)) is not None:  # the pool's own measure set: every column of it
         header, table = measure_pages.leaderboard_table(
             found, measures, None if seg is None else seg.query_ids
@@ -93,12 +108,12 @@ def leaderboard_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
                 *(_number(row.change(m)) for m in metrics),
             ]
         )
-    suffix = "" if seg is None else "-" + "+".join(seg.tags)
-    return _csv_response(f"leaderboard-{found.name}-{flavour}{suffix}.csv", header, rows)
+    return _csv_response(f"leaderboard-{found.name}-{flavour}{_suffix(seg)}.csv", header, rows)
 
 
 def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
-    """The numbers behind the comparison page's tables and charts (?table=metrics|queries|cutoffs|matrix)."""
+    """The numbers behind the comparison page's tables and charts (?table=metrics|queries|cutoffs|matrix);
+    with ?tag= (repeatable), over the segment's queries only: its rows, and means and tests over them."""
     found = scored_pool_or_404(request, pool_name)
     selected = selected_configurations(request, found)
     flavour = get_option(request, "flavour", comparison.check_flavour, warn=False)
@@ -106,15 +121,23 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
     table = request.GET.get("table", "metrics")
     if len(selected) < 2:
         raise Http404("Pick at least two configurations (?c=...&c=...).")
+    try:
+        seg = requested_segment(request, found)
+    except segments.SegmentError as error:
+        return _bad_tag(error)
     if (measures := measure_set(found)) is not None:  # the pool's own measure set (measure_matrix)
         try:
-            return _csv_response(*measure_matrix.compare_table(request, measures, selected))
+            name, header, rows = measure_matrix.compare_table(request, measures, selected, seg)
         except ComparisonError as error:
             return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
-    names = "-vs-".join(c.name for c in selected)
+        return _csv_response(name.removesuffix(".csv") + _suffix(seg) + ".csv", header, rows)
+    names = "-vs-".join(c.name for c in selected) + _suffix(seg)
     try:
         if table == "cutoffs":
-            means = comparison.cutoff_means(selected, flavour)
+            if seg is None:
+                means = comparison.cutoff_means(selected, flavour)
+            else:
+                means = segments.cutoff_means(selected, flavour, seg)
             rows = [
                 [c.name, flavour, f"ndcg@{k}", _number(v)]
                 for c in selected
@@ -124,7 +147,10 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
                 f"cutoffs-{names}-{flavour}.csv", ["configuration", "flavor", "metric", "mean"], rows
             )
         if table == "matrix":
-            matrix = comparison.pairwise_matrix(selected, flavour, metric=metric)
+            if seg is None:
+                matrix = comparison.pairwise_matrix(selected, flavour, metric=metric)
+            else:
+                matrix = segments.pairwise_matrix(selected, flavour, seg, metric=metric)
             rows = [
                 [cell.row.name, cell.column.name, flavour, metric, cell.n, _number(cell.diff), _number(cell.p_randomization),
                  _number(cell.p_holm), _number(cell.p_t), _number(cell.p_t_holm)]
@@ -132,14 +158,24 @@ def compare_csv(request: HttpRequest, pool_name: str) -> HttpResponse:
             ]  # fmt: skip
             header = ["row", "column", "flavor", "metric", "queries", "difference_row_minus_column",
                       "p_randomization", "p_randomization_holm", "p_t", "p_t_holm"]  # fmt: skip
-            return _csv_response(f"matrix-{found.name}-{flavour}-{metric}.csv", header, rows)
+            return _csv_response(f"matrix-{found.name}-{flavour}-{metric}{_suffix(seg)}.csv", header, rows)
         if len(selected) != 2 or table not in ("metrics", "queries"):
             raise Http404("Unknown table, or it needs exactly two configurations.")
         a, b = selected
-        if table == "metrics":
+        if table == "metrics" and seg is None:
             result = comparison.compare_pair(a, b, flavour, metric=metric, metrics=list(MEAN_FIELDS))
+        elif table == "metrics":
+            result = segments.compare_pair(a, b, flavour, seg, metric=metric, metrics=list(MEAN_FIELDS))
         else:
             paired = comparison.paired_scores(a, b, flavour, (metric,))
+            if seg is not None:  # the segment's queries only
+                keep = np.isin(paired.query_ids, seg.query_ids)
+                paired = replace(
+                    paired,
+                    query_ids=paired.query_ids[keep],
+                    values_a=paired.values_a[keep],
+                    values_b=paired.values_b[keep],
+                )
     except ComparisonError as error:
         return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     if table == "metrics":

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from judgments.models import Pool, Query
 
-from .. import comparison, measure_compare
+from .. import comparison, measure_compare, segments
 from ..comparison import ComparisonError
 from ..measure_reads import run_means
 from ..measures.compute import columns
@@ -23,31 +23,43 @@ def _number(value) -> str:
     return "" if value is None or value != value else repr(float(value))
 
 
-def _urls(pool: Pool, configurations, metric: str) -> dict:
+def _urls(pool: Pool, configurations, metric: str, tags=()) -> dict:
     names = [c.name for c in configurations]
     csv_base = reverse("scoring:compare-csv", args=[pool.name])
     return {
         "csv": {
-            table: csv_base + query_string(c=names, metric=metric, table=table)
+            table: csv_base + query_string(c=names, metric=metric, table=table, tag=list(tags))
             for table in ("metrics", "queries", "means", "matrix")
         }
     }
 
 
-def matrix_page(request: HttpRequest, found: Pool, measures: list[Measure], selected) -> HttpResponse:
-    """Every pair of the picked configurations on one measure of the set (?metric=), Holm over the matrix."""
+def matrix_page(
+    request: HttpRequest, found: Pool, measures: list[Measure], selected, segment_filter=None
+) -> HttpResponse:
+    """Every pair of the picked configurations on one measure of the set (?metric=), Holm over the matrix;
+    with a segment (?tag=, segment_filter: views.segments.SegmentFilter), over its queries only."""
     measure = measure_compare.pick(measures, request.GET.get("metric"))
+    seg = segment_filter.seg if segment_filter is not None else None
+    tags = list(seg.tags) if seg is not None else []
     try:
-        result = measure_compare.matrix(selected, measures, measure)
+        if seg is not None and not seg.n:
+            raise ComparisonError(f"No query of pool {found.name} is in segment {seg.label}.")
+        result = measure_compare.matrix(
+            selected, measures, measure, query_ids=None if seg is None else seg.query_ids
+        )
     except ComparisonError as error:
         messages.error(request, str(error))
-        return redirect(reverse("scoring:leaderboard", args=[found.name]))
+        return redirect(reverse("scoring:leaderboard", args=[found.name]) + query_string(tag=tags))
     base = reverse("scoring:compare", args=[found.name])
     grid = [
         (
             row,
             [
-                (cell, base + query_string(c=[cell.column.name, cell.row.name], metric=measure.name))
+                (
+                    cell,
+                    base + query_string(c=[cell.column.name, cell.row.name], metric=measure.name, tag=tags),
+                )
                 if cell
                 else (None, None)
                 for cell in cells
@@ -58,10 +70,11 @@ def matrix_page(request: HttpRequest, found: Pool, measures: list[Measure], sele
     n = len(result.configurations)
     return render(
         request,
-        "scoring/measure_matrix.html",
+        "scoring/compare_matrix.html",
         {
             "pool": found,
             "matrix": result,
+            "matrix_label": measure.name,
             "grid": grid,
             "measures": measures,
             "measure": measure,
@@ -69,18 +82,25 @@ def matrix_page(request: HttpRequest, found: Pool, measures: list[Measure], sele
             "pairs": n * (n - 1) // 2,
             "n_resamples": comparison.N_RESAMPLES,
             "threshold": comparison.JUDGED_THRESHOLD,
-            "urls": _urls(found, result.configurations, measure.name),
-            "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]),
+            "urls": _urls(found, result.configurations, measure.name, tags),
+            "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + query_string(tag=tags),
+            "segment_filter": segment_filter,
         },
     )
 
 
-def compare_table(request: HttpRequest, measures: list[Measure], selected) -> tuple[str, list, list]:
+def compare_table(
+    request: HttpRequest, measures: list[Measure], selected, seg: segments.Segment | None = None
+) -> tuple[str, list, list]:
     """(file name, header, rows) of the comparison CSV of a measure-set pool: `metrics` (two
     configurations: every measure's means, CIs, difference, tests), `queries` (two: one measure per
     query), `means` (every column's mean per configuration, for the fixed set's `cutoffs`), `matrix`
-    (pairs on one measure). ComparisonError for runs without scores, Http404 for an unknown table."""
+    (pairs on one measure); with a segment (?tag=), over its queries' rows only. ComparisonError for runs
+    without scores (or none in the segment), Http404 for an unknown table."""
     found = selected[0].pool
+    query_ids = None if seg is None else seg.query_ids
+    if seg is not None and not seg.n:
+        raise ComparisonError(f"No query of pool {found.name} is in segment {seg.label}.")
     measure = measure_compare.pick(measures, request.GET.get("metric"))
     table = request.GET.get("table", "metrics")
     if table == "cutoffs":
@@ -88,7 +108,7 @@ def compare_table(request: HttpRequest, measures: list[Measure], selected) -> tu
     names = "-vs-".join(c.name for c in selected)
     if table == "means":
         runs = measure_compare.current_runs(selected)
-        means = run_means([r.pk for r in runs.values()], measures)
+        means = run_means([r.pk for r in runs.values()], measures, query_ids)
         rows = [
             [c.name, column, _number(means[runs[c.pk].pk].means[column])]
             for c in selected
@@ -97,7 +117,7 @@ def compare_table(request: HttpRequest, measures: list[Measure], selected) -> tu
         ]
         return f"means-{names}.csv", ["configuration", "metric", "mean"], rows
     if table == "matrix":
-        result = measure_compare.matrix(selected, measures, measure)
+        result = measure_compare.matrix(selected, measures, measure, query_ids=query_ids)
         rows = [
             [cell.row.name, cell.column.name, measure.name, cell.n, _number(cell.diff), _number(cell.p_randomization),
              _number(cell.p_holm), _number(cell.p_t), _number(cell.p_t_holm)]
@@ -109,7 +129,7 @@ def compare_table(request: HttpRequest, measures: list[Measure], selected) -> tu
     if len(selected) != 2 or table not in ("metrics", "queries"):
         raise Http404("Unknown table, or it needs exactly two configurations.")
     a, b = selected
-    paired = measure_compare.pair_rows(a, b, measures)
+    paired = measure_compare.pair_rows(a, b, measures, query_ids)
     if table == "metrics":
         header = ["metric", "queries", "mean_a", "ci_a_low", "ci_a_high", "mean_b", "ci_b_low", "ci_b_high",
                   "difference_b_minus_a", "ci_difference_low", "ci_difference_high", "p_randomization", "p_t",

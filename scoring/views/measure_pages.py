@@ -190,6 +190,7 @@ def compare(
         if segment_filter.seg is not None:  # the segment's queries only, from here on
             keep = np.isin(common, segment_filter.seg.query_ids)
             common, ia, ib = common[keep], ia[keep], ib[keep]
+    tags = segment_filter.seg.tags if segment_filter is not None and segment_filter.seg else ()
     k = len(measures)
     results = compare_many(ra.values[ia, :k], rb.values[ib, :k])
     table = [
@@ -221,7 +222,10 @@ def compare(
             "csv_urls": {
                 table: reverse("scoring:compare-csv", args=[found.name])
                 + "?"
-                + urlencode([("c", a.name), ("c", b.name), ("metric", headline.name), ("table", table)])
+                + urlencode(
+                    [("c", a.name), ("c", b.name), ("metric", headline.name), ("table", table)]
+                    + [("tag", tag) for tag in tags]
+                )
                 for table in ("metrics", "queries")
             },
         },

@@ -1,6 +1,6 @@
 """`tests/bench/run.py bench_segments`: query segments (scoring.segments) on the realistic pool (bench_pages'
-5,000 queries x 50 configurations): the leaderboard and the comparison of two configurations without a tag
-filter and with one, `export_scores` with and without `--tag`, and `/api/segments/<pool>/`, each timed (best
+5,000 queries x 50 configurations): the leaderboard, the comparison of two configurations, its per-query
+CSV and the matrix of five configurations (page and CSV) without a tag filter and with one, `export_scores` with and without `--tag`, and `/api/segments/<pool>/`, each timed (best
 of --rounds, in-process through Django's test client) with its SQL statement count.
 
 The pool's queries are tagged first if none carries a tag (one UPDATE, set-based): `head` (10%), `torso`
@@ -53,8 +53,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--rounds", type=int, default=2)
         parser.add_argument("--tag", default="head", help="the segment timed (default head: 500 queries)")
+        parser.add_argument(
+            "--user", default="engineer", help="the engineer the pages are requested as (made a member)"
+        )
 
-    def handle(self, *args, pool, rounds, tag, **options):
+    def handle(self, *args, pool, rounds, tag, user, **options):
         self.stdout.write(f"load average at start: {load()}")
         found = Pool.objects.filter(name=pool).first()
         if found is None:
@@ -67,8 +70,9 @@ class Command(BaseCommand):
             self.stdout.write(f"tagged the pool's queries in {time.perf_counter() - start:.2f} s")
         tags = Query.objects.filter(pool=found).tag_counts()
         self.stdout.write(f"{len(tags)} tags: " + ", ".join(f"{t} ({n})" for t, n in tags))
-        names = list(found.configurations.order_by("name").values_list("name", flat=True)[:2])
-        user = get_user_model().objects.get(username="engineer")
+        names = list(found.configurations.order_by("name").values_list("name", flat=True)[:5])
+        five = "&".join(f"c={n}" for n in names)
+        user = get_user_model().objects.get(username=user)
         found.members.add(user)
         client = Client(HTTP_HOST="localhost")
         client.force_login(user)
@@ -81,6 +85,15 @@ class Command(BaseCommand):
             ("leaderboard ?breakdown=1", f"{base}/leaderboard/?breakdown=1"),
             ("compare A vs B", f"{base}/compare/?c={names[0]}&c={names[1]}"),
             (f"compare A vs B ?tag={tag}", f"{base}/compare/?c={names[0]}&c={names[1]}&tag={tag}"),
+            ("compare.csv A vs B queries", f"{base}/compare.csv?c={names[0]}&c={names[1]}&table=queries"),
+            (
+                f"compare.csv A vs B queries ?tag={tag}",
+                f"{base}/compare.csv?c={names[0]}&c={names[1]}&table=queries&tag={tag}",
+            ),
+            ("matrix of 5", f"{base}/compare/?{five}"),
+            (f"matrix of 5 ?tag={tag}", f"{base}/compare/?{five}&tag={tag}"),
+            ("matrix of 5 ?tag=tail (3,000 queries)", f"{base}/compare/?{five}&tag=tail"),
+            (f"compare.csv matrix of 5 ?tag={tag}", f"{base}/compare.csv?{five}&table=matrix&tag={tag}"),
             ("api segments (no tag)", f"/api/segments/{found.name}/"),
             (f"api segments ?tag={tag}", f"/api/segments/{found.name}/?tag={tag}"),
             ("api segments ?breakdown=1", f"/api/segments/{found.name}/?breakdown=1"),

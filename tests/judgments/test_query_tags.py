@@ -150,3 +150,17 @@ def test_model_validation_refuses_bad_tags(pool):
         query.full_clean()
     query.tags = ["head", "category:shoes"]
     query.full_clean()
+
+
+def test_name_tag_turns_any_name_into_a_valid_tag_deterministically():
+    from judgments.query_tags import GROUP, TOPIC, name_tag, tag_problem
+
+    assert name_tag(GROUP, "Brand search") == "group:Brand-search"
+    assert name_tag(TOPIC, "  Fender,  basses\t(4 strings) ") == "topic:Fender-basses-(4-strings)"
+    assert name_tag(GROUP, "tab\there\x01") == "group:tab-here"
+    assert name_tag(GROUP, "a\ud800b") == "group:ab"  # a lone surrogate from a JSON escape is dropped
+    long = name_tag(GROUP, "x" * 100)
+    assert long == "group:" + "x" * 58 and len(long) == 64
+    assert name_tag(GROUP, " , \n") is None and name_tag(GROUP, "") is None
+    for name in ("Brand search", "é ü", "a,b", "x" * 300, "Ünïcode\u2003space"):
+        assert tag_problem(name_tag(GROUP, name)) is None

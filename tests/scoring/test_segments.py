@@ -232,6 +232,12 @@ def test_segment_pages_run_as_many_statements_on_a_pool_ten_times_larger(
                 f"/pools/{n}/leaderboard/", {"tag": "head", "breakdown": "1"}
             ),
             "compare": lambda n=name: client.get(f"/pools/{n}/compare/", {"c": ["a", "b"], "tag": "head"}),
+            "matrix": lambda n=name: client.get(
+                f"/pools/{n}/compare/", {"c": ["a", "b", "c"], "tag": "head"}
+            ),
+            "compare.csv": lambda n=name: client.get(
+                f"/pools/{n}/compare.csv", {"c": ["a", "b"], "tag": "head", "table": "queries"}
+            ),
             "api": lambda n=name: api.get(f"/api/segments/{n}/", {"tag": "head", "breakdown": "1"}),
             "export": lambda n=name: call_command(
                 "export_scores", "--pool", n, "--tag", "head", stdout=StringIO()
@@ -243,7 +249,7 @@ def test_segment_pages_run_as_many_statements_on_a_pool_ten_times_larger(
                 response = request()
             assert response is None or response.status_code == 200, (what, response.status_code)
             counts[(what, name)] = len(captured.captured_queries)
-    for what in ("leaderboard", "compare", "api", "export", "tagging"):
+    for what in ("leaderboard", "compare", "matrix", "compare.csv", "api", "export", "tagging"):
         assert counts[(what, "robust")] == counts[(what, "big")], (what, counts)
 
 

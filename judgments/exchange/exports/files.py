@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from judgments.exchange import formats
 from judgments.models import Document, Judgment, Pair, Pool, Query
+from judgments.query_tags import is_place
 
 from .grades import COMBINED_SETUP, combined_grades_sql, combined_stem
 from .pgtext import CSV_SPECIAL, csv_cell
@@ -221,13 +222,19 @@ def rre_lines(
     """RRE's ratings JSON (the flat shape RRE and Quepid both read) of the pool's combined grades.
     shape "grade": relevant documents keyed by grade (what Quepid imports); "doc": by document
     (Quepid's export). Grade 0 is left out unless keep_zero (RRE counts every listed document as
-    relevant). Two queries with the same text cannot both be written: an ExportError names them."""
+    relevant). Queries tagged group:G / topic:T (an RRE file's query groups and topics, imported) are
+    written grouped under them (the nested shape). Two queries with the same text cannot both be
+    written: an ExportError names them."""
     if shape not in RRE_SHAPES:
         raise ValueError(f"shape must be one of {RRE_SHAPES}, not {shape!r}")
     rows = list(_graded_by_text(pool))
     texts: dict[str, list[str]] = {}
-    for qid, text in Query.objects.filter(pool=pool).values_list("external_id", "text"):
-        texts.setdefault((text or "").strip() or qid, []).append(qid)
+    places: dict[str, list[str]] = {}  # query text -> its group: and topic: tags
+    for qid, text, tags in Query.objects.filter(pool=pool).values_list("external_id", "text", "tags"):
+        key = (text or "").strip() or qid
+        texts.setdefault(key, []).append(qid)
+        if own := [tag for tag in tags if is_place(tag)]:
+            places[key] = own
     shared = {t: ids for t, ids in texts.items() if len(ids) > 1}
     if shared:
         text, ids = sorted(shared.items())[0]
@@ -236,7 +243,9 @@ def rre_lines(
             f"(e.g. {text!r}: {', '.join(sorted(ids)[:5])}); give those queries distinct texts first"
         )
     try:
-        lines = list(formats.write_rre(rows, index=index or pool.name, shape=shape, keep_zero=keep_zero))
+        lines = list(
+            formats.write_rre(rows, index=index or pool.name, shape=shape, keep_zero=keep_zero, tags=places)
+        )
     except ValueError as exc:
         raise ExportError(str(exc)) from None
     return iter(lines)

@@ -22,11 +22,17 @@ RRE (https://github.com/SeaseLtd/rated-ranking-evaluator) reads a ratings file i
   its gain; a document not listed is not relevant. Hence :func:`write_rre` leaves grade 0 out unless told.
 
 :func:`parse_rre` reads all of that into the records of Quepid's CSV (query text, doc id, grade 0-4).
-What this app cannot hold, so a round trip loses it: topics, query groups and their names, templates
-per query, placeholders other than the query text, and which group a query was in (the writer writes
-one flat list of queries); a grade that is not a whole number 0-4 is refused. What RRE cannot hold:
-query ids (RRE knows queries by text), raters, can't-judge, notes, timestamps, and (by default) grade 0.
-Pure Python, no Django.
+Topics and query groups become tags of their queries (``RreRatings.tags``, judgments.query_tags.name_tag):
+a query of group "Brand search" in topic "Fender basses" (the topic's ``description``, else its ``name``)
+is tagged ``group:Brand-search`` and ``topic:Fender-basses`` (whitespace and commas as ``-``, control
+characters dropped, cut to 64 characters; an unnamed group or topic gives no tag); a query in two
+groups gets both. :func:`write_rre` writes queries carrying such tags grouped back under them (the
+nested shape), so a round trip keeps which group and topic a query is in; names come back in their tag
+form ("Brand-search"). What this app cannot hold, so a round trip loses it: group and topic
+descriptions, templates per group or query, placeholders other than the query text, and which topic a
+group sat in when a query is in groups of several topics; a grade that is not a whole number 0-4 is
+refused. What RRE cannot hold: query ids (RRE knows queries by text), raters, can't-judge, notes,
+timestamps, other tags, and (by default) grade 0. Pure Python, no Django.
 """
 
 from __future__ import annotations
@@ -34,9 +40,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from judgments.query_tags import GROUP, MAX_TAGS, TOPIC, name_tag, normalise
 
 from . import jsonpos
 from .problems import (
@@ -78,8 +86,12 @@ class RreRatings:
     template: str | None = None  # the root's shared template (Quepid writes "template.json")
     corpora_file: str | None = None
     shape: str = "grade"  # how the first non-empty relevant_documents was keyed: "grade" or "doc"
-    nested: bool = False  # the file had topics or query groups (the writer writes a flat list)
+    nested: bool = False  # the file had topics or query groups
     queries: list[str] = field(default_factory=list)  # every distinct query text, in file order
+    # Of a nested file: every query text's tags from its topics and query groups (topic:..., group:...,
+    # judgments.query_tags.name_tag), sorted; [] for a query in an unnamed group of an unnamed topic.
+    tags: dict[str, list[str]] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)  # every query text's first line
 
     def rows(self) -> list[JudgmentCsvRecord | UnratedRow]:
         """Records and unrated queries, query by query in file order: what the writer takes."""
@@ -239,6 +251,27 @@ class _Tree:
         return out
 
 
+def _name(node: jsonpos.Obj, *keys: str) -> str | None:
+    """The first of `keys` holding a string or a number (RRE reads a topic's name from ``description``, a
+    group's from ``name``, with Jackson's asText); None when there is none."""
+    for key in keys:
+        value = node.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+def _place_tags(topic: jsonpos.Obj | None, group: jsonpos.Obj | None) -> list[str]:
+    """The tags of a query's place: topic:<the topic's description (or name)>, group:<the group's name>
+    (None: the query is not in a topic / group of its own, RRE's ``all`` took the node above)."""
+    topic_name = None if topic is None else _name(topic, "description", "name")
+    group_name = None if group is None else _name(group, "name")
+    tags = [name_tag(TOPIC, topic_name or ""), name_tag(GROUP, group_name or "")]
+    return [tag for tag in tags if tag]
+
+
 def _find_value(node: Any, key: str, path: str) -> tuple[Any, str] | None:
     """Jackson's JsonNode.findValue: the first value of ``key``, depth first in document order."""
     stack = [(node, path)]
@@ -315,6 +348,7 @@ def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
         problems.raise_if_any(name)
     result = RreRatings([], [], **meta, nested="topics" in root or "query_groups" in root)
     graded: dict[tuple[str, str], tuple[int, int]] = {}
+    places: dict[str, set[str]] = {}
     texts: list[tuple[int, str, bool]] = []
     seen_texts: set[str] = set()
     shape = None
@@ -335,6 +369,15 @@ def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
                     if qtext not in seen_texts:
                         seen_texts.add(qtext)
                         result.queries.append(qtext)
+                        result.lines[qtext] = reader.line(query)
+                    tags = places.setdefault(qtext, set())
+                    before = len(tags)
+                    tags.update(
+                        _place_tags(None if topic is root else topic, None if group is topic else group)
+                    )
+                    if len(tags) > MAX_TAGS >= before:
+                        problems.add(reader.line(query), qpath, f"query {excerpt(qtext)} is in topics and query "
+                                     f"groups giving more than {MAX_TAGS} tags (at most {MAX_TAGS} a query)")  # fmt: skip
                     for line, doc, grade, dpath in judged:
                         first = graded.get((qtext, doc))
                         if first is None:
@@ -355,11 +398,31 @@ def parse_rre(stream: Stream, name: str = "<file>") -> RreRatings:
             seen_unrated.add(qtext)
             result.unrated.append(UnratedRow(line, qtext))
     result.shape = shape or "grade"
+    if result.nested:
+        result.tags = {text: normalise(places[text]) for text in result.queries}
     return result
 
 
 # --------------------------------------------------------------------------------------------------
 # Writing
+
+
+def _places(
+    queries: Iterable[str], tags: Mapping[str, Iterable[str]]
+) -> dict[str, dict[str, list[str]]] | None:
+    """{topic: {group: [query texts]}} of the queries' topic: and group: tags, in order of first
+    appearance ("" for a query without one); None when no query has either (the flat file)."""
+    places: dict[str, dict[str, list[str]]] = {}
+    nested = False
+    for query in queries:
+        own = list(tags.get(query, ()))
+        topics = [t.removeprefix(TOPIC) for t in own if t.startswith(TOPIC)]
+        groups = [t.removeprefix(GROUP) for t in own if t.startswith(GROUP)]
+        nested |= bool(topics or groups)
+        for topic in topics or [""]:
+            for group in groups or [""]:
+                places.setdefault(topic, {}).setdefault(group, []).append(query)
+    return places if nested else None
 
 
 def write_rre(
@@ -372,10 +435,17 @@ def write_rre(
     shape: str = "grade",
     keep_zero: bool = False,
     compact: bool = False,
+    tags: Mapping[str, Iterable[str]] | None = None,
 ) -> Iterator[str]:
     """An RRE ratings file that RRE and Quepid both read: the flat shape
     ``{"id_field", "index", "corpora_file"?, "template"?, "queries": [{"placeholders": {"$query": text},
     "relevant_documents": ...}]}``, one query per distinct text in order of first appearance.
+
+    tags: {query text: its tags}. When a query carries a ``group:`` or ``topic:`` tag, the file is
+    nested instead, ``"topics": [{"description": T, "query_groups": [{"name": G, "queries": [...]}]}]``
+    (topics and groups in order of their first query; a query without a topic tag is in a topic
+    described "", without a group tag in a group named ""; a query with two group tags is written in
+    both groups, as RRE allows), so that :func:`parse_rre` gives the same tags back.
 
     shape="grade": ``{"3": ["doc1", "doc2"], ...}`` (grades ascending, documents in input order; the
     shape Quepid imports); shape="doc": ``{"doc1": {"gain": 3}, ...}`` (input order; Quepid's export,
@@ -411,7 +481,7 @@ def write_rre(
         out["corpora_file"] = corpora_file
     if template is not None:
         out["template"] = template
-    entries = []
+    entries = {}
     for query, docs in queries.items():
         entry: dict[str, Any] = {"placeholders": {"$query": query}}
         kept = {d: g for d, g in docs.items() if g > 0 or keep_zero}
@@ -421,8 +491,21 @@ def write_rre(
             entry["relevant_documents"] = {
                 str(g): [d for d, dg in kept.items() if dg == g] for g in sorted(set(kept.values()))
             }
-        entries.append(entry)
-    out["queries"] = entries
+        entries[query] = entry
+    places = _places(queries, tags or {})
+    if places is None:
+        out["queries"] = list(entries.values())
+    else:
+        out["topics"] = [
+            {
+                "description": topic,
+                "query_groups": [
+                    {"name": group, "queries": [entries[q] for q in members]}
+                    for group, members in groups.items()
+                ],
+            }
+            for topic, groups in places.items()
+        ]
     if compact:
         text = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
     else:

@@ -37,6 +37,7 @@ from judgments import bulk, services
 from judgments.exchange import formats
 from judgments.exchange.formats import MAX_PROBLEMS, FormatError, Problem
 from judgments.models import Document, Pair, Pool, Query
+from judgments.query_tags import MAX_TAGS, is_place, normalise
 from judgments.signals import grades_changed
 
 from .checks import database_refused
@@ -114,12 +115,15 @@ def _rows_by_query_text(
     new_queries: dict[str, str],
     *,
     case: bool = False,
+    resolved: dict[str, str] | None = None,
 ) -> list[_Row]:
     """Rows of (query id or text, doc, grade) records: the query column matched to an id, then to a
     text (case and spacing ignored); an unknown text becomes a new query, added to `new_queries`, and
     so does the query of an unrated row without a document (Quepid's ``query,,``: a query with no
     rating yet). case=True matches texts case-sensitively (RRE: "fender" and "Fender" are two
-    queries). The same pair twice with one grade is kept once; with two grades it is a problem."""
+    queries). The same pair twice with one grade is kept once; with two grades it is a problem.
+    resolved: filled with {query column as written: query id} of every row whose query is known."""
+    resolved = {} if resolved is None else resolved
     normal = (lambda t: " ".join(t.split())) if case else _normal_text
     ids = set(Query.objects.filter(pool=pool).values_list("external_id", flat=True))
     by_text: dict[str, list[str]] = {}
@@ -149,6 +153,7 @@ def _rows_by_query_text(
                 lines[qid] = r.line
                 by_text[key] = matches = [qid]
             qid = matches[0]
+        resolved[r.query] = qid
         first = seen.get((qid, r.doc_id))
         if first is not None:
             if first[1] != r.grade:
@@ -167,6 +172,10 @@ def _rows_by_query_text(
             new_queries[qid] = u.query.strip()
             lines[qid] = u.line
             by_text[key] = [qid]
+        if u.query in ids:
+            resolved[u.query] = u.query
+        elif len(by_text.get(key, ())) == 1:
+            resolved[u.query] = by_text[key][0]
     ordered = sorted(new_queries.items(), key=lambda item: lines[item[0]])
     new_queries.clear()
     new_queries.update(ordered)
@@ -244,6 +253,33 @@ def _check(rows: list[_Row], pool: Pool, problems: _Problems, *, usernames: bool
             )
 
 
+def _place_tags(
+    pool: Pool, parsed: formats.RreRatings, resolved: dict[str, str], problems: _Problems
+) -> dict[str, list[str]]:
+    """{query id: its tags} of the queries of a nested RRE file whose tags change: the group: and topic:
+    tags its topics and query groups give (judgments.query_tags.name_tag) replace the query's own such
+    tags; its other tags stay. More than MAX_TAGS in all: a problem on the query's line."""
+    stated: dict[str, set[str]] = {}
+    line: dict[str, int] = {}
+    for text, tags in parsed.tags.items():
+        if (qid := resolved.get(text)) is not None:
+            stated.setdefault(qid, set()).update(tags)
+            line.setdefault(qid, parsed.lines[text])
+    stored = dict(
+        Query.objects.filter(pool=pool, external_id__in=list(stated)).values_list("external_id", "tags")
+    )
+    out = {}
+    for qid, tags in stated.items():
+        own = stored.get(qid, [])
+        new = normalise([*(t for t in own if not is_place(t)), *tags])
+        if len(new) > MAX_TAGS:
+            problems.add(line[qid], "tags", f"query {qid} would carry {len(new)} tags with its topics and groups; "
+                         f"at most {MAX_TAGS}")  # fmt: skip
+        elif new != own:
+            out[qid] = new
+    return out
+
+
 def _raters(usernames: set[str]) -> dict[str, int]:
     """Usernames to user pks; missing accounts are created with an unusable password."""
     User = get_user_model()
@@ -262,17 +298,27 @@ def _raters(usernames: set[str]) -> dict[str, int]:
 
 
 def _write(
-    pool: Pool, rows: list[_Row], actor, new_queries: dict[str, str]
+    pool: Pool, rows: list[_Row], actor, new_queries: dict[str, str], tags: dict[str, list[str]] | None = None
 ) -> tuple[int, int, int, int, int]:
-    """Store `rows` (creating `new_queries`: {id: text} first); returns (created, updated, unchanged,
-    queries created, documents created). Holds the pool's import lock, as every writer of its queries,
-    documents and pairs does (judgments.bulk)."""
+    """Store `rows` (creating `new_queries`: {id: text} first, and setting `tags`: {query id: its tags});
+    returns (created, updated, unchanged, queries created, documents created). Holds the pool's import
+    lock, as every writer of its queries, documents and pairs does (judgments.bulk)."""
+    tags = tags or {}
     with connection.cursor() as cursor:
         bulk.lock_pool(cursor, pool.pk)
     queries_before = Query.objects.filter(pool=pool).count()
     documents_before = Document.objects.filter(pool=pool).count()
     if new_queries:
-        Query.objects.bulk_create([Query(pool=pool, external_id=q, text=t) for q, t in new_queries.items()])
+        Query.objects.bulk_create(
+            [Query(pool=pool, external_id=q, text=t, tags=tags.get(q, [])) for q, t in new_queries.items()]
+        )
+    retagged = [
+        Query(pk=pk, tags=tags[qid])
+        for pk, qid in Query.objects.filter(
+            pool=pool, external_id__in=[q for q in tags if q not in new_queries]
+        ).values_list("pk", "external_id")
+    ]
+    Query.objects.bulk_update(retagged, ["tags"], batch_size=5000)
     query_pks = services.ensure_queries(pool, {r.query for r in rows})
     doc_pks = services.ensure_documents(pool, {r.doc_id for r in rows})
     rater_pks = _raters({r.rater for r in rows})
@@ -370,6 +416,7 @@ def import_judgments(pool: Pool, stream, *, format: str, name: str, rater=None, 
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     problems = _Problems(name)
     new_queries: dict[str, str] = {}
+    place_tags: dict[str, list[str]] = {}
     skipped = 0
     if format in ("csv", "rre"):
         username = rater.get_username() if rater is not None else csv_rater_username(name)
@@ -377,9 +424,19 @@ def import_judgments(pool: Pool, stream, *, format: str, name: str, rater=None, 
             formats.parse_quepid_csv(stream, name) if format == "csv" else formats.parse_rre(stream, name)
         )
         skipped = len(parsed.unrated)
+        resolved: dict[str, str] = {}
         rows = _rows_by_query_text(
-            pool, parsed.records, parsed.unrated, username, problems, new_queries, case=format == "rre"
+            pool,
+            parsed.records,
+            parsed.unrated,
+            username,
+            problems,
+            new_queries,
+            case=format == "rre",
+            resolved=resolved,
         )
+        if format == "rre" and parsed.nested:  # its topics and query groups: tags of the queries
+            place_tags = _place_tags(pool, parsed, resolved, problems)
     elif format == "rater-csv":
         rows = _rows_from_rater_csv(stream, name)
     else:
@@ -391,7 +448,7 @@ def import_judgments(pool: Pool, stream, *, format: str, name: str, rater=None, 
     try:
         with transaction.atomic():
             created, updated, unchanged, queries_created, documents_created = _write(
-                pool, rows, actor, new_queries
+                pool, rows, actor, new_queries, place_tags
             )
     except DatabaseError as exc:
         raise database_refused(name, exc) from None

@@ -110,3 +110,51 @@ def test_rre_export_refuses_two_queries_with_one_text(db):
     Query.objects.create(pool=pool, external_id="q2", text="same")
     with pytest.raises(ExportError, match="q1, q2"):
         rre_lines(pool)
+
+
+def test_rre_topics_and_query_groups_become_query_tags_and_come_back_as_groups(db):
+    """Importing a nested RRE file tags each query with its topic and group; the export writes the queries
+    grouped back under them; a second pool importing that export gets the same tags. A re-import
+    replaces a query's group:/topic: tags (the file states them) and keeps its other tags."""
+    source = DATA / "rre" / "ratings_example.json"
+    pool = Pool.objects.create(name="rre-groups")
+    Query.objects.create(pool=pool, external_id="jazz", text="jazz", tags=["head", "group:old"])
+    _import(pool, source, "rre")
+    tags = dict(Query.objects.filter(pool=pool).values_list("text", "tags"))
+    fender = ["group:Brand-search", "topic:Fender-basses"]
+    assert tags == {
+        "fender": fender,
+        "Fender": fender,
+        "Fender bass": fender,
+        "jazz": ["group:Jazz-bass-search", "head", "topic:Fender-basses"],
+        "Jazz": ["group:Jazz-bass-search", "topic:Fender-basses"],
+        "Jazz Bass": ["group:Jazz-bass-search", "topic:Fender-basses"],
+    }
+    exported = "".join(rre_lines(pool, shape="doc", index="basses"))
+    document = json.loads(exported)
+    [topic] = document["topics"]
+    groups = {
+        g["name"]: sorted(q["placeholders"]["$query"] for q in g["queries"]) for g in topic["query_groups"]
+    }
+    assert topic["description"] == "Fender-basses"
+    assert groups == {
+        "Brand-search": ["Fender", "Fender bass", "fender"],
+        "Jazz-bass-search": ["Jazz", "Jazz Bass", "jazz"],
+    }
+    assert _rre_content(exported) == _rre_content(source.read_text())
+    copy = Pool.objects.create(name="rre-groups-copy")
+    import_judgments(copy, exported.encode(), format="rre", name="exported.json")
+    again = dict(Query.objects.filter(pool=copy).values_list("text", "tags"))
+    assert again == {**tags, "jazz": ["group:Jazz-bass-search", "topic:Fender-basses"]}  # "head" is not RRE's
+
+
+def test_rre_import_with_too_many_tags_for_a_query_is_refused_and_writes_nothing(db):
+    pool = Pool.objects.create(name="rre-many")
+    Query.objects.create(pool=pool, external_id="q", text="q", tags=[f"t{i:02d}" for i in range(50)])
+    document = {"index": "i", "query_groups": [{"name": "g", "queries": [{"placeholders": {"$query": "q"}, "relevant_documents": {"d": {"gain": 2}}}]}]}  # fmt: skip
+    with pytest.raises(formats.FormatError) as caught:
+        import_judgments(pool, json.dumps(document, indent=1).encode(), format="rre", name="many.json")
+    [problem] = caught.value.problems
+    assert problem.field == "tags" and "query q would carry 51 tags" in problem.message
+    assert not Judgment.objects.filter(pair__pool=pool).exists()
+    assert Query.objects.get(pool=pool, external_id="q").tags == [f"t{i:02d}" for i in range(50)]

@@ -2,8 +2,9 @@
 pure Python, no database.
 
 Built from the formats' published examples under tests/data/quepid and tests/data/rre (see their
-READMEs). What RRE JSON cannot hold, so a round trip is identical only up to it: topics, query groups
-and their names, per-query templates, placeholders other than the query text, formatting (we write
+READMEs). Topics and query groups are read as tags of their queries and written back from them (their
+names in tag form). What RRE JSON cannot hold, so a round trip is identical only up to it: group and
+topic descriptions, per-query templates, placeholders other than the query text, formatting (we write
 two-space indentation or Quepid's compact JSON); grade 0 is left out unless asked (RRE counts every
 listed document as relevant); query ids, raters, can't-judge, notes, timestamps and fractional grades
 (as in Quepid CSV: test_quepid.py).
@@ -459,3 +460,61 @@ def test_round_trip_property_records_to_files_to_records(rows, shape):
         "".join(write_rre(rows or [("q", None, None)], index="i", shape=shape, keep_zero=True)), "r"
     )
     assert sorted(triples(rre.records)) == sorted(rows)
+
+
+# ==================================================================================================
+# Topics and query groups as tags
+
+
+def test_rre_topics_and_query_groups_become_tags_of_their_queries():
+    parsed = parse_rre((RRE / "ratings_example.json").read_bytes(), "ratings_example.json")
+    fender = ["group:Brand-search", "topic:Fender-basses"]
+    jazz = ["group:Jazz-bass-search", "topic:Fender-basses"]
+    assert parsed.tags == {
+        "fender": fender,
+        "Fender": fender,
+        "Fender bass": fender,
+        "jazz": jazz,
+        "Jazz": jazz,
+        "Jazz Bass": jazz,
+    }
+    assert parsed.lines["jazz"] == 45
+    # a flat file states no place; groups without topics, an unnamed group, a query in two groups
+    assert parse_rre((QUEPID / "mock_rre_json.json").read_bytes(), "f").tags == {}
+    doc = {
+        "index": "i",
+        "query_groups": [
+            {"name": "head queries", "queries": [{"placeholders": {"$query": "q1"}}, {"placeholders": {"$query": "q2"}}]},
+            {"queries": [{"placeholders": {"$query": "q3"}}]},
+            {"name": 7, "queries": [{"placeholders": {"$query": "q1"}}]},
+        ],
+    }  # fmt: skip
+    assert parse_rre(json.dumps(doc), "f").tags == {
+        "q1": ["group:7", "group:head-queries"],
+        "q2": ["group:head-queries"],
+        "q3": [],
+    }
+
+
+def test_rre_writer_groups_queries_by_their_tags_and_the_round_trip_keeps_them():
+    original = parse_rre((RRE / "ratings_example.json").read_bytes(), "x")
+    written = "".join(write_rre(original.rows(), index="basses", shape="doc", tags=original.tags))
+    document = json.loads(written)
+    assert "queries" not in document
+    [topic] = document["topics"]
+    assert topic["description"] == "Fender-basses"
+    assert [(g["name"], [q["placeholders"]["$query"] for q in g["queries"]]) for g in topic["query_groups"]] == [
+        ("Brand-search", ["fender", "Fender", "Fender bass"]),
+        ("Jazz-bass-search", ["jazz", "Jazz", "Jazz Bass"]),
+    ]  # fmt: skip
+    again = parse_rre(written, "y")
+    assert again.tags == original.tags and triples(again.records) == triples(original.records)
+    assert rre_reads(document) == rre_reads(json.loads((RRE / "ratings_example.json").read_text()))
+    # a query without a place among placed ones: an unnamed topic and group; two groups: written in both
+    rows = [("a", "d1", 2), ("b", "d2", 1), ("c", None, None)]
+    tags = {"a": ["group:g1", "group:g2", "head"], "c": ["topic:t"]}
+    again = parse_rre("".join(write_rre(rows, index="i", tags=tags)), "z")
+    assert again.tags == {"a": ["group:g1", "group:g2"], "b": [], "c": ["topic:t"]}
+    assert triples(again.records) == [("a", "d1", 2), ("b", "d2", 1)]
+    # no place tag at all: the flat shape, as before
+    assert "queries" in json.loads("".join(write_rre(rows, index="i", tags={"a": ["head"]})))
