@@ -26,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def tasks_but_snapshots():
     """The task rows but the pools' snapshot refreshes (judgments.snapshots), which every grade and run
-    also enqueues."""
-    return DBTaskResult.objects.exclude(task_path="judgments.snapshots.refresh_snapshots")
+    also enqueues, and the stability re-measures a grade asks for when its pool was measured moments ago
+    (scoring.stability.LIVE_INTERVAL)."""
+    return DBTaskResult.objects.exclude(
+        task_path__in=["judgments.snapshots.refresh_snapshots", "scoring.tasks.measure_stability"]
+    )
 
 
 @pytest.fixture
