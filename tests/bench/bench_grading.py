@@ -260,6 +260,14 @@ class Command(BaseCommand):
             get_user_model().objects.filter(username=f"{self.background.name}-veteran").delete()
         Team.objects.filter(name="bench-grading", configurations__isnull=True).delete()
         get_user_model().objects.filter(pk__in=[u.pk for u in self.users]).delete()
+        if self.background is not None:
+            # Vacuum the background pool's dead rows now: otherwise autovacuum does it during the next run
+            # and doubles PostgreSQL's CPU per request there (seen: 18.7 -> 36.5 ms).
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "VACUUM (ANALYZE) judgments_pair, judgments_judgment, judgments_judgmentchange,"
+                    " judgments_document, judgments_query, judgments_ranking"
+                )
         self.stderr.write(f"deleted pool {self.pool.name}")
 
     # --- Profile ------------------------------------------------------------------------------------
