@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgments import access, services, snapshots, tallies
+from judgments import access, raters, services, snapshots, tallies
 from judgments.models import DISTRACTOR, Judgment, Pair, Pool, Query
 from judgments.paging import UncountedPage
 
@@ -115,7 +115,9 @@ def _grading_context(
         "previous_url": reverse("rating:grade-pair", args=[pool.name, previous]) if previous else "",
         "queue_url": reverse("rating:grade", args=[pool.name]),
     }
-    if pair is not None:
+    if pair is None:  # why there is nothing: an admin's pause says so rather than "nothing to grade"
+        context["paused"] = raters.is_paused(pool, rater)
+    else:
         terms = query_terms(pair.query.text)
         document = pair.document
         context.update(

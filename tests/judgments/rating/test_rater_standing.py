@@ -47,5 +47,9 @@ def test_a_paused_rater_gets_no_pair_and_cannot_add_a_grade(pool, queued, rater,
     assert not Judgment.objects.exists()
     page = client.get("/campaign/pools/robust/people/").content.decode()
     assert "paused" in page and "Resume grading" in page
+    client.force_login(rater)
+    grading_page = client.get("/pools/robust/grade/").content.decode()
+    assert "Your grading is paused" in grading_page and "Nothing to grade right now" not in grading_page
+    assert "still need" not in grading_page  # not "other raters are on them right now"
     raters.set_paused(pool, rater, False, site_admin)
     assert grading.next_pair_for(rater, pool).pk == pair.pk
