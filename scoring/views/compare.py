@@ -89,7 +89,8 @@ def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
         "metric_choices": [(m, metric_label(m)) for m in MEAN_FIELDS],
         "flavours": flavour_links(request, flavour),
         "selected": selected,
-        "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + query_string(flavour=flavour),
+        "leaderboard_url": reverse("scoring:leaderboard", args=[found.name])
+        + query_string(flavour=flavour, tag=_tags(segment_filter)),  # the board over the same segment
         "threshold": comparison.JUDGED_THRESHOLD,
         "segment_filter": segment_filter,
     }

@@ -24,7 +24,7 @@ from ..measures.names import Measure, accepted_forms
 from ..stats import compare_many
 from ..templatetags import scoring_tags as fmt
 from . import segments as segment_views
-from .common import scored_pool_or_404
+from .common import query_string, scored_pool_or_404
 
 TOP_QUERIES = 15
 DEFAULT_SHOWN = 8  # leaderboard columns shown when the engineer has not picked any
@@ -216,7 +216,8 @@ def compare(
             "n": len(common),
             "gains": gains,
             "losses": losses,
-            "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]),
+            "leaderboard_url": reverse("scoring:leaderboard", args=[found.name])
+            + query_string(tag=list(tags)),
             "segment_filter": segment_filter,
             "segment_tables": segment_tables,
             "csv_urls": {

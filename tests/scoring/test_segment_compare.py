@@ -80,6 +80,8 @@ def test_compare_page_download_links_keep_the_segment(client, engineer, tagged):
     assert {re.search(r"table=(\w+)", link).group(1) for link in links} >= {"metrics", "queries", "cutoffs"}
     for link in links:
         assert "tag=tail&amp;tag=category%3Ashoes" in link, link
+    # back to the leaderboard over the same segment
+    assert 'href="/pools/robust/leaderboard/?flavour=exp&amp;tag=tail&amp;tag=category%3Ashoes"' in html
     matrix = client.get("/pools/robust/compare/", {"c": ["a", "b", "c"], "tag": "head"}).content.decode()
     links = re.findall(r'href="(/pools/robust/compare\.csv\?[^"]+)"', matrix)
     assert links and all(link.endswith("tag=head") for link in links), links
@@ -182,3 +184,4 @@ def test_measure_set_matrix_and_downloads_of_a_segment(client, engineer, tagged)
     page = client.get("/pools/robust/compare/", params).content.decode()
     links = re.findall(r'href="(/pools/robust/compare\.csv\?[^"]+)"', page)
     assert len(links) == 2 and all(link.endswith("tag=head") for link in links)
+    assert 'href="/pools/robust/leaderboard/?tag=head"' in page
