@@ -10,8 +10,9 @@ leaderboard), and returns a `Stability`:
 The pool is **settled** when expected_tau >= 0.9, every configuration's judged@10 >= 0.8, and the ordering
 has not changed over the last `STAY_GRADES` grades (the tau "stays"). `update(pool)` measures and stores
 it, and sets or clears `Pool.settled_at`, which the judging queue reads when the pool is set to stop when
-settled. The receivers call it after every grade for such pools (and for pools small enough to measure at
-every grade, `LIVE_CELLS`); the leaderboard and `manage.py stability` measure on demand.
+settled. The receivers call it after grades for such pools (and for pools small enough to measure at
+every grade, `LIVE_CELLS`), at most once every `LIVE_INTERVAL` (`after_grades`); the leaderboard and
+`manage.py stability` measure on demand.
 How the rule was validated is in docs/campaigns.md (tests/bench/bench_adaptive.py).
 """
 
