@@ -17,7 +17,7 @@ the columns it shows.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 from django.db import connection, transaction
@@ -268,23 +268,44 @@ def _mean_judged(scores: RunScores) -> float | None:
     return float(scores.column(WARNING_JUDGED)[ranked].mean())
 
 
-def _scored_runs(configurations, flavour: str, metrics) -> tuple[dict[int, Run], dict[int, RunScores]]:
+def restrict(scores: RunScores, query_ids: np.ndarray) -> RunScores:
+    """A run's stored rows of these queries only (a query segment's: scoring.segments)."""
+    keep = np.isin(scores.query_ids, query_ids, assume_unique=True)
+    return replace(
+        scores,
+        query_ids=scores.query_ids[keep],
+        has_ranking=scores.has_ranking[keep],
+        values=scores.values[keep],
+    )
+
+
+def _scored_runs(
+    configurations, flavour: str, metrics, segment=None
+) -> tuple[dict[int, Run], dict[int, RunScores]]:
+    """The current runs and their stored rows; `segment` (scoring.segments.Segment: `query_ids`, `label`)
+    keeps the rows of its queries only. A configuration without a run, or without a row: one line."""
     runs = current_runs(configurations)
     missing = [c.name for c in configurations if c.pk not in runs]
     if missing:
         raise ComparisonError(f"No run yet for {', '.join(missing)}.")
     scores = run_scores([runs[c.pk].pk for c in configurations], flavour, metrics)
+    if segment is not None:
+        scores = {run_id: restrict(rows, segment.query_ids) for run_id, rows in scores.items()}
     unscored = [c.name for c in configurations if len(scores[runs[c.pk].pk].query_ids) == 0]
+    if unscored and segment is not None:
+        raise ComparisonError(
+            f"No stored {flavour} scores on segment {segment.label} for {', '.join(unscored)}."
+        )
     if unscored:
         raise ComparisonError(f"No stored {flavour} scores yet for the current run of {', '.join(unscored)}.")
     return runs, scores
 
 
 def paired_scores(
-    a: SearchConfiguration, b: SearchConfiguration, flavour: str, metrics=LEADERBOARD_METRICS
+    a: SearchConfiguration, b: SearchConfiguration, flavour: str, metrics=LEADERBOARD_METRICS, segment=None
 ) -> PairedScores:
     """The stored rows of both current runs, aligned by query: `metrics` and judged@10 (two queries,
-    no statistics)."""
+    no statistics). `segment`: its queries only (see _scored_runs); the means and judged@10 too."""
     flavour = check_flavour(flavour)
     if a.pk == b.pk:
         raise ComparisonError("Pick two different configurations.")
@@ -294,7 +315,7 @@ def paired_scores(
     for name in metrics:
         if name not in SCORE_FIELDS:
             raise ComparisonError(f"Unknown metric {name!r}.")
-    runs, scores = _scored_runs([a, b], flavour, metrics)
+    runs, scores = _scored_runs([a, b], flavour, metrics, segment)
     sa, sb = scores[runs[a.pk].pk], scores[runs[b.pk].pk]
     query_ids, ia, ib = align(sa, sb)
     return PairedScores(
@@ -327,22 +348,26 @@ def compare_pair(
     n_bootstrap: int | None = None,
     seed: int | None = SEED,
     stored: bool = True,
+    segment=None,
 ) -> PairComparison:
     """Compare the current runs of two configurations on every metric of `metrics` (plus `metric`).
     stored: read and keep the significance figures in `comparison_store` (False: always compute them, as
-    the benchmarks that time the computation do)."""
+    the benchmarks that time the computation do). `segment` (scoring.segments.Segment): over its queries
+    only, every figure computed (the store keeps whole-pool figures)."""
     metric = check_metric(metric)
     shown = list(dict.fromkeys([*metrics, metric]))
     for name in shown:
         check_metric(name)
     # Stored figures (comparison_store): the runs' score marks are read before their scores, so figures
     # stored under them never belong to older scores; a run replaced meanwhile is not stored at all.
-    key = comparison_store.key_of(shown, n_resamples, n_bootstrap, seed) if stored else None
+    key = (
+        comparison_store.key_of(shown, n_resamples, n_bootstrap, seed) if stored and segment is None else None
+    )
     runs = current_runs([a, b]) if key else {}
     results, marks = None, None
     if a.pk in runs and b.pk in runs:
         results, marks = comparison_store.lookup(runs[a.pk].pk, runs[b.pk].pk, check_flavour(flavour), key)
-    paired = paired_scores(a, b, flavour, shown)
+    paired = paired_scores(a, b, flavour, shown, segment)
     same_runs = marks is not None and (paired.run_a.pk, paired.run_b.pk) == (runs[a.pk].pk, runs[b.pk].pk)
     if n_bootstrap is None:
         n_bootstrap = stats.default_n_bootstrap(paired.n, n_resamples)
@@ -407,16 +432,17 @@ def pairwise_matrix(
     metric: str = HEADLINE_METRIC,
     n_resamples: int = N_RESAMPLES,
     seed: int | None = SEED,
+    segment=None,
 ) -> Matrix:
     """Every pair of configurations on one metric: differences, p-values and Holm-corrected p-values.
 
     Each pair is paired on the queries both have a row for; the family for Holm's correction is all
-    pairs of the matrix. The configurations are listed best first.
+    pairs of the matrix. The configurations are listed best first. `segment`: over its queries only.
     """
     flavour, metric = check_flavour(flavour), check_metric(metric)
     if len({c.pk for c in configurations}) < 2:
         raise ComparisonError("Pick at least two configurations.")
-    runs, scores = _scored_runs(configurations, flavour, (metric, WARNING_JUDGED))
+    runs, scores = _scored_runs(configurations, flavour, (metric, WARNING_JUDGED), segment)
     per = {c.pk: scores[runs[c.pk].pk] for c in configurations}
     judged = {pk: _mean_judged(s) for pk, s in per.items()}
     return matrix_of(configurations, per, flavour, metric, judged, n_resamples=n_resamples, seed=seed)

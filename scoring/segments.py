@@ -330,65 +330,8 @@ def compare_pair(
     a, b, flavour: str, seg: Segment, *, metric: str, metrics: Sequence[str]
 ) -> comparison.PairComparison:
     """`comparison.compare_pair` on the segment's queries only: the two current runs' rows of those
-    queries, aligned, with the same statistics (`stats.compare_many`); means and judged@10 over the
-    segment's rows of each run."""
-    metric = comparison.check_metric(metric)
-    shown = list(dict.fromkeys([*metrics, metric]))
-    for name in shown:
-        comparison.check_metric(name)
-    read = tuple(dict.fromkeys([*shown, comparison.WARNING_JUDGED]))
-    runs = comparison.current_runs([a, b])
-    missing = [c.name for c in (a, b) if c.pk not in runs]
-    if missing:
-        raise comparison.ComparisonError(f"No run yet for {', '.join(missing)}.")
-    scores = comparison.run_scores([runs[a.pk].pk, runs[b.pk].pk], comparison.check_flavour(flavour), read)
-    sa, sb = (only(scores[runs[c.pk].pk], seg) for c in (a, b))
-    if not len(sa.query_ids) or not len(sb.query_ids):
-        raise comparison.ComparisonError(
-            f"No stored {flavour} scores on segment {seg.label} for one of the runs."
-        )
-    query_ids, ia, ib = comparison.align(sa, sb)
-    columns = [read.index(name) for name in shown]
-    results = stats.compare_many(sa.values[ia][:, columns], sb.values[ib][:, columns])
-    return comparison.PairComparison(
-        a=a,
-        b=b,
-        run_a=runs[a.pk],
-        run_b=runs[b.pk],
-        flavour=flavour,
-        metrics=read,
-        query_ids=query_ids,
-        values_a=sa.values[ia],
-        values_b=sb.values[ib],
-        only_a=len(sa.query_ids) - len(query_ids),
-        only_b=len(sb.query_ids) - len(query_ids),
-        judged_a=_judged(sa),
-        judged_b=_judged(sb),
-        means_a=dict(zip(read, sa.values.mean(axis=0).tolist(), strict=True)),
-        means_b=dict(zip(read, sb.values.mean(axis=0).tolist(), strict=True)),
-        metric=metric,
-        rows=[
-            comparison.MetricRow(name, comparison.metric_label(name), result)
-            for name, result in zip(shown, results, strict=True)
-        ],
-        n_bootstrap=stats.default_n_bootstrap(len(query_ids)),
-    )
-
-
-def only(scores: comparison.RunScores, seg: Segment) -> comparison.RunScores:
-    """A run's stored rows (comparison.RunScores) of the segment's queries only."""
-    keep = np.isin(scores.query_ids, seg.query_ids, assume_unique=True)
-    return replace(
-        scores,
-        query_ids=scores.query_ids[keep],
-        has_ranking=scores.has_ranking[keep],
-        values=scores.values[keep],
-    )
-
-
-def _judged(scores: comparison.RunScores) -> float | None:
-    ranked = scores.has_ranking
-    return float(scores.column(comparison.WARNING_JUDGED)[ranked].mean()) if ranked.any() else None
+    queries, aligned, with the same statistics; means and judged@10 over the segment's rows of each run."""
+    return comparison.compare_pair(a, b, flavour, metric=metric, metrics=metrics, segment=seg)
 
 
 def pairwise_matrix(
@@ -396,24 +339,7 @@ def pairwise_matrix(
 ) -> comparison.Matrix:
     """`comparison.pairwise_matrix` on the segment's queries only: each configuration's mean, judged@10
     and every pair's difference and tests (Holm over the matrix) over the segment's rows."""
-    flavour, metric = comparison.check_flavour(flavour), comparison.check_metric(metric)
-    if len({c.pk for c in configurations}) < 2:
-        raise comparison.ComparisonError("Pick at least two configurations.")
-    runs = comparison.current_runs(configurations)
-    missing = [c.name for c in configurations if c.pk not in runs]
-    if missing:
-        raise comparison.ComparisonError(f"No run yet for {', '.join(missing)}.")
-    scores = comparison.run_scores(
-        [runs[c.pk].pk for c in configurations], flavour, (metric, comparison.WARNING_JUDGED)
-    )
-    per = {c.pk: only(scores[runs[c.pk].pk], seg) for c in configurations}
-    empty = [c.name for c in configurations if not len(per[c.pk].query_ids)]
-    if empty:
-        raise comparison.ComparisonError(
-            f"No stored {flavour} scores on segment {seg.label} for {', '.join(empty)}."
-        )
-    judged = {pk: _judged(s) for pk, s in per.items()}
-    return comparison.matrix_of(configurations, per, flavour, metric, judged, seed=seed)
+    return comparison.pairwise_matrix(configurations, flavour, metric=metric, seed=seed, segment=seg)
 
 
 def cutoff_means(configurations, flavour: str, seg: Segment) -> dict[int, list[float | None]]:
