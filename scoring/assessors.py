@@ -31,7 +31,7 @@ from judgments.pgcopy.rows import read_columns
 
 from . import metrics
 from .flavours import DEFAULT_FLAVOUR, FLAVOURS
-from .grades import NO_GRADE, WORK_MEM, Grades, combine_grades, model_raters
+from .grades import NO_GRADE, WORK_MEM, Grades, combine_grades, model_raters, read_pool_pairs
 from .trust import kendall_tau_b
 
 MIN_GRADES = 30
@@ -111,13 +111,7 @@ class PoolGrades:
 def read_pool_grades(cursor, pool_id: int) -> PoolGrades:
     """Every pair and grade of the pool in two statements (judgments of the pairs' id range, matched in
     numpy, as scoring.grades reads a whole pool)."""
-    pair, query, doc, final = read_columns(
-        cursor,
-        "SELECT array_agg(id), array_agg(query_id), array_agg(document_id),"
-        f" array_agg(COALESCE(final_grade, {NO_GRADE})::int2) FROM judgments_pair WHERE pool_id = %s",
-        [pool_id],
-        [">i8", ">i8", ">i8", ">i2"],
-    )
+    pair, query, doc, final = read_pool_pairs(cursor, pool_id)
     order = np.argsort(pair)
     pair, query, doc, final = pair[order], query[order], doc[order], final[order]
     empty = np.zeros(0, np.int64)

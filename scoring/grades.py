@@ -124,19 +124,24 @@ def read_grades(
     return combine_grades(*columns, rule=rule)
 
 
-def _read_pool_grades(
-    cursor, pool_id: int, rule: str, models: np.ndarray | None = None, source: str = GradeSource.HUMANS
-) -> Grades:
-    """Every grade of a pool without joining in SQL (the join is most of the cost): the pool's pairs,
-    then the judgments of the pairs' id range, matched to the pairs in numpy. When the pool's pairs are
-    scattered over a much wider id range (pools filled at the same time), a semi-join reads instead."""
-    pair, query, doc, final = read_columns(
+def read_pool_pairs(cursor, pool_id: int) -> list[np.ndarray]:
+    """The pool's pairs in one statement, as arrays: id, query, document, final grade (NO_GRADE if none)."""
+    return read_columns(
         cursor,
         "SELECT array_agg(id), array_agg(query_id), array_agg(document_id),"
         f" array_agg(COALESCE(final_grade, {NO_GRADE})::int2) FROM judgments_pair WHERE pool_id = %s",
         [pool_id],
         [">i8", ">i8", ">i8", ">i2"],
     )
+
+
+def _read_pool_grades(
+    cursor, pool_id: int, rule: str, models: np.ndarray | None = None, source: str = GradeSource.HUMANS
+) -> Grades:
+    """Every grade of a pool without joining in SQL (the join is most of the cost): the pool's pairs,
+    then the judgments of the pairs' id range, matched to the pairs in numpy. When the pool's pairs are
+    scattered over a much wider id range (pools filled at the same time), a semi-join reads instead."""
+    pair, query, doc, final = read_pool_pairs(cursor, pool_id)
     if not len(pair):
         return combine_grades(pair, query, doc, final, np.zeros(0, dtype=np.int16), rule=rule)
     low, high = int(pair.min()), int(pair.max())

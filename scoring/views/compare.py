@@ -90,7 +90,9 @@ def compare(request: HttpRequest, pool_name: str) -> HttpResponse:
         "flavours": flavour_links(request, flavour),
         "selected": selected,
         "leaderboard_url": reverse("scoring:leaderboard", args=[found.name])
-        + query_string(flavour=flavour, tag=_tags(segment_filter)),  # the board over the same segment
+        + query_string(
+            flavour=flavour, tag=segment_views.picked_tags(segment_filter)
+        ),  # the board over the same segment
         "threshold": comparison.JUDGED_THRESHOLD,
         "segment_filter": segment_filter,
     }
@@ -158,7 +160,7 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
             b.pk: [result.means_b[f"ndcg@{k}"] for k in CUTOFFS],
         },
     )
-    urls = _compare_urls(pool, [a, b], flavour, metric, _tags(segment_filter))
+    urls = _compare_urls(pool, [a, b], flavour, metric, segment_views.picked_tags(segment_filter))
     params = request.GET.copy()
     params["all"] = "0" if request.GET.get("all") == "1" else "1"
     context.update(
@@ -194,16 +196,11 @@ def _compare_pair(request: HttpRequest, pool: Pool, selected, context: dict) -> 
     return render(request, "scoring/compare.html", context)
 
 
-def _tags(segment_filter: segment_views.SegmentFilter | None) -> list[str]:
-    """The tags of the segment shown (none for every query, or a bad tag), for the page's links."""
-    return list(segment_filter.seg.tags) if segment_filter is not None and segment_filter.seg else []
-
-
 def _compare_matrix(request: HttpRequest, pool: Pool, selected, context: dict) -> HttpResponse:
     """Every pair of three or more configurations; with a segment (?tag=), over its queries only."""
     flavour, metric = context["flavour"], context["metric"]
     segment_filter = context["segment_filter"]
-    tags = _tags(segment_filter)
+    tags = segment_views.picked_tags(segment_filter)
     if tags:
         matrix = segments.pairwise_matrix(selected, flavour, segment_filter.seg, metric=metric)
         means = segments.cutoff_means(matrix.configurations, flavour, segment_filter.seg)

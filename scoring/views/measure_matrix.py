@@ -16,6 +16,7 @@ from ..comparison import ComparisonError
 from ..measure_reads import run_means
 from ..measures.compute import columns
 from ..measures.names import Measure
+from . import segments as segment_views
 from .common import query_string
 
 
@@ -41,7 +42,7 @@ def matrix_page(
     with a segment (?tag=, segment_filter: views.segments.SegmentFilter), over its queries only."""
     measure = measure_compare.pick(measures, request.GET.get("metric"))
     seg = segment_filter.seg if segment_filter is not None else None
-    tags = list(seg.tags) if seg is not None else []
+    tags = segment_views.picked_tags(segment_filter)
     try:
         if seg is not None and not seg.n:
             raise ComparisonError(f"No query of pool {found.name} is in segment {seg.label}.")

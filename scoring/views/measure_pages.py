@@ -190,7 +190,7 @@ def compare(
         if segment_filter.seg is not None:  # the segment's queries only, from here on
             keep = np.isin(common, segment_filter.seg.query_ids)
             common, ia, ib = common[keep], ia[keep], ib[keep]
-    tags = segment_filter.seg.tags if segment_filter is not None and segment_filter.seg else ()
+    tags = segment_views.picked_tags(segment_filter)
     k = len(measures)
     results = compare_many(ra.values[ia, :k], rb.values[ib, :k])
     table = [
@@ -216,8 +216,7 @@ def compare(
             "n": len(common),
             "gains": gains,
             "losses": losses,
-            "leaderboard_url": reverse("scoring:leaderboard", args=[found.name])
-            + query_string(tag=list(tags)),
+            "leaderboard_url": reverse("scoring:leaderboard", args=[found.name]) + query_string(tag=tags),
             "segment_filter": segment_filter,
             "segment_tables": segment_tables,
             "csv_urls": {

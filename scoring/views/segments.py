@@ -44,6 +44,11 @@ def requested(request: HttpRequest) -> list[str]:
     return [tag for tag in request.GET.getlist("tag") if tag != ""]
 
 
+def picked_tags(segment_filter: SegmentFilter | None) -> list[str]:
+    """The tags of the segment a page shows (none: every query, or a bad tag), for its links."""
+    return list(segment_filter.seg.tags) if segment_filter is not None and segment_filter.seg else []
+
+
 def read_filter(request: HttpRequest, pool: Pool) -> SegmentFilter | None:
     """The filter of this request (None when the pool has no tag and none is asked for). A bad tag: one
     message naming it, and every query is shown."""
