@@ -14,23 +14,14 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
-from django_tasks_db.models import DBTaskResult
 
 from judgments import services as judgment_services
 from judgments.models import Document, Pair, Query, Run
 from scoring import services, tasks
 from scoring.models import CellScore
+from tests.scoring.conftest import tasks_but_snapshots
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def tasks_but_snapshots():
-    """The task rows but the pools' snapshot refreshes (judgments.snapshots), which every grade and run
-    also enqueues, and the stability re-measures a grade asks for when its pool was measured moments ago
-    (scoring.stability.LIVE_INTERVAL)."""
-    return DBTaskResult.objects.exclude(
-        task_path__in=["judgments.snapshots.refresh_snapshots", "scoring.tasks.measure_stability"]
-    )
 
 
 @pytest.fixture

@@ -6,21 +6,12 @@ import signal
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
-from django_tasks_db.models import DBTaskResult
 
 from judgments import services as judgment_services
 from judgments.models import Document, Pair, Query
 from scoring.models import CellScore, QueryScore
 from scoring.tasks import recompute_pool
-
-
-def tasks_but_snapshots():
-    """The task rows but the pools' snapshot refreshes (judgments.snapshots), which every grade and run
-    also enqueues, and the stability re-measures a grade asks for when its pool was measured moments ago
-    (scoring.stability.LIVE_INTERVAL)."""
-    return DBTaskResult.objects.exclude(
-        task_path__in=["judgments.snapshots.refresh_snapshots", "scoring.tasks.measure_stability"]
-    )
+from tests.scoring.conftest import tasks_but_snapshots
 
 
 def judge(pool, rater, qid, docid, grade):
