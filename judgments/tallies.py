@@ -78,7 +78,9 @@ class RaterCounts:
         return max(self.open_pairs - self.judged_open, 0)
 
 
-_SUMS = """
+# The pool's sums and the rater's, with the number of rows summed (for `fold`). Other modules read it
+# inside a larger statement (the grading queue's), then `read_sums` its first SUMS_COLUMNS columns.
+SUMS = """
     SELECT COALESCE(sum(pairs), 0), COALESCE(sum(queued), 0), COALESCE(sum(complete), 0), COALESCE(sum(open_pairs), 0),
            COALESCE(sum(documents), 0), COALESCE(sum(graded + cant), 0), COALESCE(sum(graded), 0),
            COALESCE(sum(graded) FILTER (WHERE rater_id = %(rater)s), 0),
@@ -87,26 +89,20 @@ _SUMS = """
            count(*)
     FROM judgments_tally WHERE pool_id = %(pool)s
 """
+SUMS_COLUMNS = 11
 
 
 def both(pool: Pool, rater=None) -> tuple[PoolCounts, RaterCounts]:
     """The pool's counts and the rater's (zeros for no rater), in one statement."""
     rater_pk = getattr(rater, "pk", rater) or 0
     with connection.cursor() as cursor:
-        cursor.execute(_SUMS, {"pool": pool.pk, "rater": rater_pk})
-        (
-            pairs,
-            queued,
-            complete,
-            open_pairs,
-            documents,
-            judgments,
-            grades,
-            graded,
-            cant,
-            judged_open,
-            rows,
-        ) = cursor.fetchone()
+        cursor.execute(SUMS, {"pool": pool.pk, "rater": rater_pk})
+        return read_sums(pool, cursor.fetchone())
+
+
+def read_sums(pool: Pool, row) -> tuple[PoolCounts, RaterCounts]:
+    """The counts from a row of SUMS; folds the pool's rows when there are too many."""
+    pairs, queued, complete, open_pairs, documents, judgments, grades, graded, cant, judged_open, rows = row
     if rows > FOLD_AT:
         fold(pool)
     return (

@@ -305,12 +305,13 @@ def remember_grades(
             [pool_id, *key, mark],
         )
     else:
-        cursor.execute(
-            "SELECT combine_rule, grade_source, model_raters FROM scoring_poolgrades WHERE pool_id = %s",
+        cursor.execute(  # the cache's label and the model raters now, in one statement
+            "SELECT combine_rule, grade_source, model_raters, (SELECT COALESCE(array_agg(user_id ORDER BY"
+            " user_id), '{}') FROM judgments_modeljudge) FROM scoring_poolgrades WHERE pool_id = %s",
             [pool_id],
         )
         row = cursor.fetchone()
-        if row is None or (row[0], row[1], sorted(row[2])) != _cache_key(cursor, rule, source):
+        if row is None or (row[0], row[1], sorted(row[2])) != (rule, source, list(row[3])):
             return
         cursor.execute(
             "DELETE FROM scoring_querygrades WHERE pool_id = %s AND query_id = ANY(%s)",

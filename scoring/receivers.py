@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -31,6 +31,11 @@ MANY_PAIRS = 100_000
 # How long the enqueued safety net waits for the update done after the commit (normally milliseconds;
 # a big run takes seconds). Past it a db_worker runs it as well, which is harmless, only redundant.
 SAFETY_DELAY = timedelta(minutes=2)
+# Pools whose stability this process has seen a measurement task waiting for, and when it is due: until
+# then a grade asks nothing of the database about stability, since that task measures it too (it reads
+# the scores once due, after the grade's commit). Only a shortcut: a process that has not seen the task
+# checks the database, and a lost entry costs one check.
+_MEASUREMENT_DUE: dict[int, datetime] = {}
 
 
 # --- Signal receivers (connected in ScoringConfig.ready) ---------------------------------------------
@@ -60,11 +65,23 @@ def on_grades_changed(
     def update() -> None:
         services.rescore_queries(pool, query_ids)
         # Pools measured live: settled or not, after this grade (or in a task shortly after).
-        stability.after_grades(pool, later=lambda due: tasks.request_stability(pool, due))
+        due = _MEASUREMENT_DUE.get(pool.pk)
+        if due is None or timezone.now() >= due:
+            stability.after_grades(pool, later=lambda due: _measure_later(pool, due))
 
     _update_after_commit(
         tasks.rescore_queries, [pool.pk, query_ids], update, small=len(query_ids) <= services.FEW_QUERIES
     )
+
+
+def _measure_later(pool: Pool, due: datetime) -> None:
+    """Ask for the pool's stability measurement at `due` (a task, unless one waits already), and remember
+    when the waiting one is due once this transaction commits."""
+    from . import tasks
+
+    waiting = tasks.request_stability(pool, due)
+    if waiting is not None:
+        transaction.on_commit(lambda: _MEASUREMENT_DUE.__setitem__(pool.pk, waiting))
 
 
 def on_run_submitted(sender, run: Run, **kwargs) -> None:

@@ -111,15 +111,23 @@ def measure_stability(context, pool_id: int) -> dict:
         return {"pool": pool.name, "expected_tau": round(result.expected_tau, 4), "settled": result.settled}
 
 
-def request_stability(pool: Pool, due: datetime | None = None) -> None:
+def request_stability(pool: Pool, due: datetime | None = None) -> datetime | None:
     """Enqueue measure_stability for the pool (at `due`, default now) unless one is waiting already (or
-    running, when due now: one that runs may have read the scores before the latest grade)."""
+    running, when due now: one that runs may have read the scores before the latest grade). Returns when
+    the waiting measurement is due (that of the one found, if earlier), or None when it is due now."""
     statuses = ("READY", "RUNNING") if due is None else ("READY",)
     pending = DBTaskResult.objects.filter(
         task_path=STABILITY_PATH, args_kwargs__args__0=pool.pk, status__in=statuses
     )
-    if not pending.exists():
-        (measure_stability if due is None else measure_stability.using(run_after=due)).enqueue(pool.pk)
+    if due is None:
+        if not pending.exists():
+            measure_stability.enqueue(pool.pk)
+        return None
+    waiting = list(pending.values_list("run_after", flat=True))
+    if not waiting:
+        measure_stability.using(run_after=due).enqueue(pool.pk)
+        return due
+    return None if None in waiting else min(*waiting, due)
 
 
 # --- Status and lost workers ----------------------------------------------------------------------------

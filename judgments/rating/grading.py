@@ -1,6 +1,6 @@
 """Serving the judging queue to raters and saving their grades (the queue itself is built in `queue`).
 
-Serving (`next_pair_for`): a pair is *open* to a rater when it is queued, has no final grade, its
+Serving (`serve`; `next_pair_for` is its pair): a pair is *open* to a rater when it is queued, has no final grade, its
 document has content, the rater has not judged it, it has fewer than the pool's `raters_per_pair` grades,
 and nobody else holds it (or their hold expired). "Can't judge" answers do not count as grades: the pair
 still needs `raters_per_pair` real grades from other raters, but the rater who could not judge it is not
@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from judgments import raters, services, tallies
-from judgments.models import Judgment, Pair, Pool, QueueStrategy
+from judgments import services, tallies
+from judgments.models import Judgment, Pair, Pool, QueueStrategy, RaterStatus
 
 from . import adaptive
 from .queue import QueueError
@@ -104,27 +106,58 @@ _BEST_OPEN_QUERY = f"""
 """
 
 
-def _open_for(cursor, params: dict, pair_id: int) -> bool:
-    """Re-check one pair with a fresh snapshot (READ COMMITTED: each statement sees the latest commits)."""
-    cursor.execute(
-        f"SELECT 1 FROM judgments_pair p WHERE {_OPEN_SQL} AND p.id = %(pair)s",
-        {**params, "pair": pair_id},
-    )
-    return cursor.fetchone() is not None
+@dataclass(frozen=True)
+class Served:
+    """What `serve` found: the pair held for the rater (None: nothing open to them), the pool's and the
+    rater's counts (read in the same statement as the rest, for the progress bar), and whether an admin
+    has paused the rater in this pool."""
+
+    pair: Pair | None
+    counts: tuple[tallies.PoolCounts, tallies.RaterCounts]
+    paused: bool = False
+
+
+_GOLD_SQL = """
+    p.pool_id = %(pool)s AND p.gold_grade IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
+    AND NOT EXISTS (SELECT 1 FROM judgments_document e WHERE e.pool_id = p.pool_id AND e.id = p.document_id
+                    AND e.title = '' AND e.body = '')
+    AND NOT (p.id = ANY(%(skip)s::bigint[]))
+"""
+
+
+# What the rater's next pair depends on, in one statement: the pool's and the rater's counts, the
+# rater's pause, the open pair they hold, the gold pair they hold, and their current query.
+_SITUATION = f"""
+    SELECT t.*,
+        EXISTS (SELECT 1 FROM judgments_raterstatus s
+                WHERE s.pool_id = %(pool)s AND s.rater_id = %(rater)s AND s.paused),
+        (SELECT p.id FROM judgments_pair p
+         WHERE {_OPEN_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s
+         ORDER BY p.held_until DESC LIMIT 1),
+        (SELECT p.id FROM judgments_pair p
+         WHERE {_GOLD_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s LIMIT 1),
+        ({_CURRENT_QUERY})
+    FROM ({tallies.SUMS}) t
+"""
+
+
+def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime | None = None) -> Pair | None:
+    """Hold and return the pair `rater` should grade next in `pool`, or None when nothing is open to them
+    (`serve`, without the counts)."""
+    return serve(rater, pool, skip=skip, now=now).pair
 
 
 @transaction.atomic
-def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime | None = None) -> Pair | None:
-    """Hold and return the pair `rater` should grade next in `pool`, or None when nothing is open to them.
+def serve(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime | None = None) -> Served:
+    """Hold the pair `rater` should grade next in `pool` and return it (None when nothing is open to them),
+    with the pool's and the rater's counts.
 
     A pair the rater holds already (and has not skipped) is returned again with a fresh hold; otherwise a
     new pair is claimed with FOR UPDATE SKIP LOCKED and the rater's other holds in the pool are released.
     `skip`: pair ids the rater skipped in this session, not served again.
     """
     now = now or timezone.now()
-    if pool.queue_stopped or raters.is_paused(pool, rater):
-        release_holds(rater, pool)
-        return None
     tiers = pool.queue_strategy == QueueStrategy.ADAPTIVE
     params = {
         "pool": pool.pk,
@@ -138,33 +171,27 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
     chosen = None
     services.commit_without_waiting()  # holds are worth no disk wait: lost in a crash, a rater asks again
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT p.id FROM judgments_pair p
-            WHERE {_OPEN_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s
-            ORDER BY p.held_until DESC LIMIT 1
-            FOR UPDATE OF p
-            """,
-            params,
-        )
+        cursor.execute(_SITUATION, params)
         row = cursor.fetchone()
-        if row and _open_for(cursor, params, row[0]):
-            chosen = row[0]
-        elif (held_gold := _held_gold(cursor, params)) is not None:
+        counts = tallies.read_sums(pool, row[: tallies.SUMS_COLUMNS])
+        paused, held, held_gold, current = row[tallies.SUMS_COLUMNS :]
+        if pool.queue_stopped or paused:
+            chosen = None
+        elif held is not None and _lock_open(cursor, params, held):
+            chosen = held
+        elif held_gold is not None:
             chosen = held_gold
         elif (
             pool.gold_rate > 0 and random.random() < pool.gold_rate and (gold := _claim_gold(cursor, params))
         ):
             chosen = gold
-        elif tallies.rater_counts(pool, rater).remaining == 0:
+        elif counts[1].remaining == 0:
             chosen = None  # the stored counts say no pair is open to the rater: no walk of the queue
         elif tiers:
-            chosen = _claim_adaptive(cursor, params)
+            chosen = _claim_adaptive(cursor, params, current)
         else:
-            chosen = _claim(cursor, params)
-    with (
-        connection.cursor() as cursor
-    ):  # the rater's other holds released, the chosen pair held: one statement
+            chosen = _claim(cursor, params, current)
+        # The rater's other holds released, the chosen pair held: one statement.
         cursor.execute(
             """
             UPDATE judgments_pair
@@ -174,22 +201,34 @@ def next_pair_for(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime 
             """,
             {"chosen": chosen, "rater": rater.pk, "until": now + HOLD, "pool": pool.pk},
         )
-    if chosen is None:
-        return None
-    return Pair.objects.select_related("query", "document", "pool").get(pk=chosen)
+    pair = None
+    if chosen is not None:
+        pair = Pair.objects.select_related("query", "document").get(pk=chosen)
+        pair.pool = pool
+    return Served(pair, counts, paused)
 
 
-def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
-    """Lock an open pair of the rater's current query (that of their latest judgment) if it has one;
-    otherwise of the query holding the highest-priority open pair."""
-    cursor.execute(_CURRENT_QUERY, params)
-    row = cursor.fetchone()
+def _lock_open(cursor, params: dict, pair_id: int) -> bool:
+    """Lock the pair if it is still open to the rater. Under READ COMMITTED a row changed by a commit
+    since the statement began is re-checked in its latest version before it is returned (the pair's
+    grade count and hold live on its row; the rest, the rater's own judgment and the document's content,
+    only the rater or an import change)."""
+    cursor.execute(
+        f"SELECT p.id FROM judgments_pair p WHERE {_OPEN_SQL} AND p.id = %(pair)s FOR UPDATE OF p",
+        {**params, "pair": pair_id},
+    )
+    return cursor.fetchone() is not None
+
+
+def _claim(cursor, params: dict, current: int | None, attempts: int = 25) -> int | None:
+    """Lock an open pair of the rater's current query (`current`: that of their latest judgment) if it has
+    one; otherwise of the query holding the highest-priority open pair."""
     params = {**params, "tried": []}
-    if row is not None:  # the common case, a query in progress: no scan of the whole pool
-        pair_id = _claim_in_query(cursor, params, row[0])
+    if current is not None:  # the common case, a query in progress: no scan of the whole pool
+        pair_id = _claim_in_query(cursor, params, current)
         if pair_id is not None:
             return pair_id
-        params["tried"].append(row[0])
+        params["tried"].append(current)
     for _ in range(attempts):
         # The same conditions as _OPEN_SQL: this walks the whole queue, the per-query claim below does not.
         cursor.execute(_BEST_OPEN_QUERY, params)
@@ -201,29 +240,6 @@ def _claim(cursor, params: dict, attempts: int = 25) -> int | None:
             return pair_id
         params["tried"].append(row[0])
     return None
-
-
-_GOLD_SQL = """
-    p.pool_id = %(pool)s AND p.gold_grade IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM judgments_judgment mine WHERE mine.pair_id = p.id AND mine.rater_id = %(rater)s)
-    AND NOT EXISTS (SELECT 1 FROM judgments_document e WHERE e.pool_id = p.pool_id AND e.id = p.document_id
-                    AND e.title = '' AND e.body = '')
-    AND NOT (p.id = ANY(%(skip)s::bigint[]))
-"""
-
-
-def _held_gold(cursor, params: dict) -> int | None:
-    """A gold pair the rater holds (served earlier, not answered yet): served again, as any held pair."""
-    cursor.execute(
-        f"""
-        SELECT p.id FROM judgments_pair p
-        WHERE {_GOLD_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s
-        LIMIT 1 FOR UPDATE OF p
-        """,
-        params,
-    )
-    row = cursor.fetchone()
-    return row[0] if row else None
 
 
 def _claim_gold(cursor, params: dict) -> int | None:
@@ -241,9 +257,9 @@ def _claim_gold(cursor, params: dict) -> int | None:
     return row[0] if row else None
 
 
-def _claim_adaptive(cursor, params: dict, attempts: int = 25) -> int | None:
-    """Adaptive pools: stay on the rater's query while its best open pair is worth STAY of the pool's
-    best open pair; otherwise lock a pair of the query holding the best one."""
+def _claim_adaptive(cursor, params: dict, current: int | None, attempts: int = 25) -> int | None:
+    """Adaptive pools: stay on the rater's query (`current`) while its best open pair is worth STAY of the
+    pool's best open pair; otherwise lock a pair of the query holding the best one."""
     params = {**params, "tried": []}
     for _ in range(attempts):
         cursor.execute(_BEST_OPEN_QUERY, params)
@@ -251,16 +267,14 @@ def _claim_adaptive(cursor, params: dict, attempts: int = 25) -> int | None:
         if best is None:
             return None
         query_id = best[0]
-        cursor.execute(_CURRENT_QUERY, params)
-        row = cursor.fetchone()
-        if row is not None and row[0] != query_id and row[0] not in params["tried"]:
+        if current is not None and current != query_id and current not in params["tried"]:
             cursor.execute(
                 f"SELECT max(p.priority) FROM judgments_pair p WHERE {_OPEN_SQL} AND p.query_id = %(query)s",
-                {**params, "query": row[0]},
+                {**params, "query": current},
             )
             mine = cursor.fetchone()[0]
             if mine is not None and mine >= STAY * best[1]:
-                query_id = row[0]
+                query_id = current
         pair_id = _claim_in_query(cursor, params, query_id)
         if pair_id is not None:
             return pair_id
@@ -270,36 +284,26 @@ def _claim_adaptive(cursor, params: dict, attempts: int = 25) -> int | None:
 
 def _claim_in_query(cursor, params: dict, query_id: int) -> int | None:
     """Lock the first open pair of the query in the rater's shuffled order, skipping rows that other
-    transactions are claiming right now (SKIP LOCKED: no waiting)."""
-    skip = list(params["skip"])
-    while True:
-        cursor.execute(
-            f"""
-            SELECT p.id FROM judgments_pair p
-            WHERE {_OPEN_SQL} AND p.query_id = %(query)s
-            ORDER BY p.priority / %(tier)s DESC, md5(%(seed)s || p.id::text), p.id
-            LIMIT 1
-            FOR UPDATE OF p SKIP LOCKED
-            """,
-            {**params, "skip": skip, "query": query_id},
-        )
-        row = cursor.fetchone()
-        if row is None:
-            return None
-        if _open_for(cursor, params, row[0]):
-            return row[0]
-        # Taken or completed between our snapshot and the lock: leave it out and look again.
-        skip.append(row[0])
+    transactions are claiming right now (SKIP LOCKED: no waiting). A row taken or completed by a commit
+    since the statement began is re-checked in its latest version once locked (READ COMMITTED), and left
+    out if no longer open: no second look is needed (see `_lock_open`)."""
+    cursor.execute(
+        f"""
+        SELECT p.id FROM judgments_pair p
+        WHERE {_OPEN_SQL} AND p.query_id = %(query)s
+        ORDER BY p.priority / %(tier)s DESC, md5(%(seed)s || p.id::text), p.id
+        LIMIT 1
+        FOR UPDATE OF p SKIP LOCKED
+        """,
+        {**params, "query": query_id},
+    )
+    row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def release_hold(pair: Pair, rater) -> None:
     """Give a held pair back to the queue (the rater skipped it)."""
     Pair.objects.filter(pk=pair.pk, held_by=rater).update(held_by=None, held_until=None)
-
-
-def release_holds(rater, pool: Pool) -> None:
-    """Give back every pair the rater holds in the pool (the pool stopped serving)."""
-    Pair.objects.filter(pool=pool, held_by=rater).update(held_by=None, held_until=None)
 
 
 def may_view(pair: Pair, rater, now: datetime | None = None) -> bool:
@@ -312,32 +316,43 @@ def may_view(pair: Pair, rater, now: datetime | None = None) -> bool:
 
 @transaction.atomic
 def save_grade(
-    pair: Pair,
+    pair: Pair | int,
     rater,
     *,
+    pool: Pool | None = None,
     grade: int | None = None,
     cant_judge: bool = False,
     reason: str = "",
     note: str = "",
     now: datetime | None = None,
 ) -> Judgment:
-    """Store `rater`'s grade (or can't judge) of `pair` through services.record_judgment.
+    """Store `rater`'s grade (or can't judge) of `pair` (a Pair or its id) through services.record_judgment.
 
+    `pool`: the pool the pair must be in (Pair.DoesNotExist otherwise), as the caller has it already.
     Changing one's own judgment is always allowed, except turning a "can't judge" into a grade when the
     pair has its grades already. A new grade needs the pair open to the rater (see the module docstring);
-    otherwise QueueError, and nothing is stored.
+    otherwise QueueError, and nothing is stored. The judgment's `pair` is the locked pair, with its query
+    and document.
     """
     now = now or timezone.now()
     # The pair's row only (OF self): locking the joined pool row as well made every submit in a pool wait
-    # for the one before it.
-    locked = Pair.objects.select_for_update(of=("self",)).select_related("pool", "document").get(pk=pair.pk)
+    # for the one before it. The rater's pause is read in the same statement.
+    locked = Pair.objects.select_for_update(of=("self",)).annotate(
+        rater_paused=Exists(RaterStatus.objects.filter(pool_id=OuterRef("pool_id"), rater=rater, paused=True))
+    )
+    pair_id = getattr(pair, "pk", pair)
+    if pool is None:
+        locked = locked.select_related("pool", "query", "document").get(pk=pair_id)
+    else:
+        locked = locked.select_related("query", "document").get(pk=pair_id, pool=pool)
+        locked.pool = pool
     # The locked row is the pair's latest version, so its human_grades counts every grade committed by
     # whoever held the lock before us; the rater's own judgment is a statement after the lock.
     n_grades = locked.human_grades
     own = Judgment.objects.filter(pair_id=locked.pk, rater=rater).values_list("cant_judge", flat=True).first()
     judged, judged_cant = own is not None, bool(own)
     adds_a_grade = not cant_judge and (not judged or judged_cant)
-    if adds_a_grade and raters.is_paused(locked.pool, rater):
+    if adds_a_grade and locked.rater_paused:
         raise QueueError("An admin has paused your grading in this pool; nothing was saved.")
     holds_it = locked.held_by_id == rater.pk and locked.held_until is not None and locked.held_until > now
     if locked.gold_grade is not None and not (judged or holds_it):
@@ -373,9 +388,10 @@ def save_grade(
 # --- Progress ----------------------------------------------------------------------------------------
 
 
-def progress(rater, pool: Pool) -> tuple[dict, dict]:
-    """(rater_progress, pool_progress) from the stored tallies (judgments.tallies): one statement."""
-    overall, own = tallies.both(pool, rater)
+def progress(rater, pool: Pool, counts: tuple | None = None) -> tuple[dict, dict]:
+    """(rater_progress, pool_progress) from the stored tallies (judgments.tallies): one statement, none
+    when `counts` (the pool's and the rater's, as `serve` read them) are given."""
+    overall, own = counts if counts is not None else tallies.both(pool, rater)
     total = own.done + own.remaining
     percent = round(100 * own.done / total) if total else 100
     mine = {

@@ -93,15 +93,17 @@ def _grading_context(
     notice: str = "",
     judgment=_LOOK_UP,
     previous=_LOOK_UP,
+    served: grading.Served | None = None,
 ) -> dict:
     """`judgment`: the rater's judgment of `pair` and `previous`: the pair of their judgment before it,
-    when the caller knows them (right after a grade), else looked up."""
+    when the caller knows them (right after a grade), else looked up. `served`: what the queue served
+    (its counts and the rater's pause), when the pair comes from it."""
     rater = request.user
     if judgment is _LOOK_UP:
         judgment = Judgment.objects.filter(pair=pair, rater=rater).first() if pair else None
     if previous is _LOOK_UP:
         previous = _previous_pair_id(rater, pool, judgment)
-    mine, overall = grading.progress(rater, pool)
+    mine, overall = grading.progress(rater, pool, served.counts if served else None)
     context = {
         "pool": pool,
         "pair": pair,
@@ -116,7 +118,7 @@ def _grading_context(
         "queue_url": reverse("rating:grade", args=[pool.name]),
     }
     if pair is None:  # why there is nothing: an admin's pause says so rather than "nothing to grade"
-        context["paused"] = raters.is_paused(pool, rater)
+        context["paused"] = served.paused if served else raters.is_paused(pool, rater)
     else:
         terms = query_terms(pair.query.text)
         document = pair.document
@@ -158,10 +160,12 @@ def _next(
     `just_graded`: the pair the rater's newest judgment is of (their "previous" pair), when known."""
     url = reverse("rating:grade", args=[pool.name])
     if _is_fragment(request):
-        pair = grading.next_pair_for(request.user, pool, skip=_skipped(request, pool))
+        served = grading.serve(request.user, pool, skip=_skipped(request, pool))
         known = {"previous": just_graded} if just_graded is not None else {}
-        # A pair served by next_pair_for is one the rater has not judged.
-        return _render_grading(request, pool, pair, url=url, notice=notice, judgment=None, **known)
+        # A pair served by the queue is one the rater has not judged.
+        return _render_grading(
+            request, pool, served.pair, url=url, notice=notice, judgment=None, served=served, **known
+        )
     if notice:
         messages.add_message(request, level, notice)
     return redirect(url)
@@ -172,8 +176,8 @@ def _next(
 def grade_next(request: HttpRequest, pool_name: str) -> HttpResponse:
     """The pair the rater should grade next (held for them for a few minutes), or "all done"."""
     found = _rating_pool(request, pool_name)
-    pair = grading.next_pair_for(request.user, found, skip=_skipped(request, found))
-    return _render_grading(request, found, pair, url=request.path)
+    served = grading.serve(request.user, found, skip=_skipped(request, found))
+    return _render_grading(request, found, served.pair, url=request.path, judgment=None, served=served)
 
 
 @access.require(access.is_rater)
@@ -203,14 +207,16 @@ def _refusal(form: GradeForm, pool: Pool) -> str:
 def grade_pair(request: HttpRequest, pool_name: str, pair_id: int) -> HttpResponse:
     """GET: a pair the rater judged (to change it) or holds. POST: grade, skip or can't judge it."""
     found = _rating_pool(request, pool_name)
-    pair = get_object_or_404(Pair.objects.select_related("query", "document"), pk=pair_id, pool=found)
+    pairs = Pair.objects.select_related("query", "document")
     if request.method == "GET":
+        pair = get_object_or_404(pairs, pk=pair_id, pool=found)
         if not grading.may_view(pair, request.user):
             raise Http404("No such pair")
         return _render_grading(request, found, pair, url=request.path)
 
     form = GradeForm(request.POST, pool=found)
     if not form.is_valid():
+        pair = get_object_or_404(pairs, pk=pair_id, pool=found)
         if grading.may_view(pair, request.user):
             return _render_grading(
                 request, found, pair, url=request.path, form=form, status=400, notice=_refusal(form, found)
@@ -223,6 +229,7 @@ def grade_pair(request: HttpRequest, pool_name: str, pair_id: int) -> HttpRespon
         )
     data = form.cleaned_data
     if data["action"] == GradeForm.SKIP:
+        pair = get_object_or_404(pairs, pk=pair_id, pool=found)
         # Skipping a pair one has judged already just leaves it as it is.
         if not Judgment.objects.filter(pair=pair, rater=request.user).exists():
             _add_skipped(request, found, pair.pk)
@@ -232,16 +239,21 @@ def grade_pair(request: HttpRequest, pool_name: str, pair_id: int) -> HttpRespon
             )
         return _next(request, found, notice="Kept as it is.")
     try:
+        # The pair is read once, locked, by save_grade (a grade is the common post: no read before it).
         judgment = grading.save_grade(
-            pair,
+            pair_id,
             request.user,
+            pool=found,
             grade=data["grade"],
             cant_judge=data["action"] == GradeForm.CANT,
             reason=data["reason"],
             note=data["note"],
         )
+    except Pair.DoesNotExist:
+        raise Http404("No such pair") from None
     except (queue.QueueError, services.JudgmentError) as error:
         return _next(request, found, notice=str(error), level=messages.ERROR)
+    pair = judgment.pair
     judged = not judgment.created  # had judged it before: this changed it
     if data["action"] == GradeForm.CANT:
         saved = "Saved as can't judge."

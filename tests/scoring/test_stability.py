@@ -109,6 +109,41 @@ def test_grades_close_together_are_measured_once_now_and_once_by_a_task_shortly_
     assert PoolStability.objects.get(pool=clear_winner).grades == 3
 
 
+def test_grades_while_a_measurement_task_waits_ask_nothing_about_stability(
+    clear_winner, rater, django_capture_on_commit_callbacks
+):
+    """Once a process has seen the stability task waiting (scoring.receivers), the grades before it is due
+    read and write nothing about stability: the task measures them. After it is due, a grade checks again."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django_tasks_db.models import DBTaskResult
+
+    from scoring import receivers, tasks
+
+    pending = DBTaskResult.objects.filter(task_path=tasks.STABILITY_PATH, status="READY")
+    pairs = list(queue.open_pairs(clear_winner).select_related("document")[:4])
+
+    def grade(pair):
+        with CaptureQueriesContext(connection) as captured, django_capture_on_commit_callbacks(execute=True):
+            grading.save_grade(pair, rater, grade=3 if "good" in pair.document.external_id else 0)
+        return [q["sql"] for q in captured.captured_queries]
+
+    grade(pairs[0])  # measured now
+    asked = grade(pairs[1])  # too soon: asks for the task, and remembers when it is due
+    assert any("scoring_poolstability" in sql for sql in asked)  # when it was measured last
+    (task,) = pending
+    assert receivers._MEASUREMENT_DUE[clear_winner.pk] == task.run_after
+
+    quiet = grade(pairs[2])
+    assert not [sql for sql in quiet if "scoring_poolstability" in sql or 'FROM "judgments_query"' in sql]
+    assert pending.count() == 1 and PoolStability.objects.get(pool=clear_winner).grades == 1
+
+    receivers._MEASUREMENT_DUE[clear_winner.pk] = timezone.now() - timedelta(seconds=1)  # due: check again
+    assert any("scoring_poolstability" in sql for sql in grade(pairs[3]))
+    stability.measure(clear_winner)  # what the task runs: every grade counted
+    assert PoolStability.objects.get(pool=clear_winner).grades == 4
+
+
 def test_stability_command_prints_json_last(clear_winner):
     out = StringIO()
     call_command("stability", "--pool", "robust", "--measure", "nDCG@10", stdout=out)
