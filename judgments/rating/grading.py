@@ -1,10 +1,10 @@
 """Serving the judging queue to raters and saving their grades (the queue itself is built in `queue`).
 
-Serving (`serve`; `next_pair_for` is its pair): a pair is *open* to a rater when it is queued, has no final grade, its
-document has content, the rater has not judged it, it has fewer than the pool's `raters_per_pair` grades,
-and nobody else holds it (or their hold expired). "Can't judge" answers do not count as grades: the pair
-still needs `raters_per_pair` real grades from other raters, but the rater who could not judge it is not
-asked again.
+Serving (`serve`; `next_pair_for` is its pair): a pair is *open* to a rater when it is queued, has no final
+grade, its document has content, the rater has not judged it, it has fewer than the pool's `raters_per_pair`
+grades, and nobody else holds it (or their hold expired). "Can't judge" answers do not count as grades: the
+pair still needs `raters_per_pair` real grades from other raters, but the rater who could not judge it is
+not asked again.
 
 Order: raters work query by query so the information need stays in mind. They finish the query of their
 latest judgment first; otherwise the query holding the highest-priority open pair comes next. Within a
