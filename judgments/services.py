@@ -45,10 +45,23 @@ def commit_without_waiting() -> None:
     harm: they are redone (a grade's rescoring: its task row commits durably with the grade) or need no
     redoing (a rater's hold on a pair). Never for a grade or a run themselves: so only when the caller's
     atomic block is the transaction itself, not part of a larger one that may hold such writes."""
-    if len(connection.atomic_blocks) != 1:
+    if not is_transaction_itself():
         return
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('synchronous_commit', 'off', true)")
+
+
+def is_transaction_itself() -> bool:
+    """Is the current atomic block the transaction itself, not part of a caller's larger one?"""
+    return len(connection.atomic_blocks) == 1
+
+
+# commit_without_waiting as a column of a statement the caller runs anyway (a round trip fewer), with the
+# parameter %(without_waiting)s set to is_transaction_itself(); otherwise the setting stays as it is.
+WITHOUT_WAITING_COLUMN = (
+    "set_config('synchronous_commit',"
+    " CASE WHEN %(without_waiting)s THEN 'off' ELSE current_setting('synchronous_commit') END, true)"
+)
 
 
 def notify_grades(pool: Pool, pair_ids: Iterable[int], query_ids: Iterable[int] | None = None) -> None:

@@ -75,13 +75,12 @@ def on_grades_changed(
 
 
 def _measure_later(pool: Pool, due: datetime) -> None:
-    """Ask for the pool's stability measurement at `due` (a task, unless one waits already), and remember
-    when the waiting one is due once this transaction commits."""
+    """Ask for the pool's stability measurement at `due` (a task), and remember it once this transaction
+    commits."""
     from . import tasks
 
-    waiting = tasks.request_stability(pool, due)
-    if waiting is not None:
-        transaction.on_commit(lambda: _MEASUREMENT_DUE.__setitem__(pool.pk, waiting))
+    tasks.request_stability(pool, due)
+    transaction.on_commit(lambda: _MEASUREMENT_DUE.__setitem__(pool.pk, due))
 
 
 def on_run_submitted(sender, run: Run, **kwargs) -> None:

@@ -112,9 +112,13 @@ def measure_stability(context, pool_id: int) -> dict:
 
 
 def request_stability(pool: Pool, due: datetime | None = None) -> datetime | None:
-    """Enqueue measure_stability for the pool (at `due`, default now) unless one is waiting already (or
-    running, when due now: one that runs may have read the scores before the latest grade). Returns when
-    the waiting measurement is due (that of the one found, if earlier), or None when it is due now."""
+    """Ask for a measure_stability of the pool, due now (`due` None) or at `due`; returns `due`.
+
+    Due now: enqueued unless one is waiting or running already (one that runs may have read the scores
+    before the latest grade, but a waiting one has not). At `due` (a rater's grade too soon after the
+    last measurement, stability.after_grades): the waiting one, if any, is made due then (it has not run,
+    so it will read every grade made until then, even when it was due earlier and no worker has taken it
+    yet); otherwise one is enqueued for then."""
     statuses = ("READY", "RUNNING") if due is None else ("READY",)
     pending = DBTaskResult.objects.filter(
         task_path=STABILITY_PATH, args_kwargs__args__0=pool.pk, status__in=statuses
@@ -123,11 +127,9 @@ def request_stability(pool: Pool, due: datetime | None = None) -> datetime | Non
         if not pending.exists():
             measure_stability.enqueue(pool.pk)
         return None
-    waiting = list(pending.values_list("run_after", flat=True))
-    if not waiting:
+    if not pending.update(run_after=due):
         measure_stability.using(run_after=due).enqueue(pool.pk)
-        return due
-    return None if None in waiting else min(*waiting, due)
+    return due
 
 
 # --- Status and lost workers ----------------------------------------------------------------------------

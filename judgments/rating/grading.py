@@ -127,7 +127,8 @@ _GOLD_SQL = """
 
 
 # What the rater's next pair depends on, in one statement: the pool's and the rater's counts, the
-# rater's pause, the open pair they hold, the gold pair they hold, and their current query.
+# rater's pause, the open pair they hold, the gold pair they hold, and their current query (and the
+# transaction told not to wait for the disk at its commit).
 _SITUATION = f"""
     SELECT t.*,
         EXISTS (SELECT 1 FROM judgments_raterstatus s
@@ -137,7 +138,8 @@ _SITUATION = f"""
          ORDER BY p.held_until DESC LIMIT 1),
         (SELECT p.id FROM judgments_pair p
          WHERE {_GOLD_SQL} AND p.held_by_id = %(rater)s AND p.held_until > %(now)s LIMIT 1),
-        ({_CURRENT_QUERY})
+        ({_CURRENT_QUERY}),
+        {services.WITHOUT_WAITING_COLUMN}
     FROM ({tallies.SUMS}) t
 """
 
@@ -167,14 +169,15 @@ def serve(rater, pool: Pool, *, skip: Iterable[int] = (), now: datetime | None =
         "skip": sorted({int(s) for s in skip}),
         "seed": f"{rater.pk}:",
         "tier": TIER if tiers else adaptive.SCALE * 1000,  # depth: one tier, the plain shuffle
+        # Holds are worth no disk wait: lost in a crash, a rater asks again (services.commit_without_waiting).
+        "without_waiting": services.is_transaction_itself(),
     }
     chosen = None
-    services.commit_without_waiting()  # holds are worth no disk wait: lost in a crash, a rater asks again
     with connection.cursor() as cursor:
         cursor.execute(_SITUATION, params)
         row = cursor.fetchone()
         counts = tallies.read_sums(pool, row[: tallies.SUMS_COLUMNS])
-        paused, held, held_gold, current = row[tallies.SUMS_COLUMNS :]
+        paused, held, held_gold, current, _ = row[tallies.SUMS_COLUMNS :]
         if pool.queue_stopped or paused:
             chosen = None
         elif held is not None and _lock_open(cursor, params, held):

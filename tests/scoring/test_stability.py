@@ -144,6 +144,39 @@ def test_grades_while_a_measurement_task_waits_ask_nothing_about_stability(
     assert PoolStability.objects.get(pool=clear_winner).grades == 4
 
 
+def test_a_measurement_no_worker_has_taken_yet_is_made_due_again_and_still_spares_the_grades(
+    clear_winner, rater, django_capture_on_commit_callbacks
+):
+    """A waiting task past its time (no worker has taken it yet: a busy worker, or none, as in
+    bench_grading) is made due at the end of the new interval rather than left in the past: the grades
+    before then still ask nothing, and exactly one task waits."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django_tasks_db.models import DBTaskResult
+
+    from scoring import receivers, tasks
+
+    pending = DBTaskResult.objects.filter(task_path=tasks.STABILITY_PATH, status="READY")
+    pairs = list(queue.open_pairs(clear_winner).select_related("document")[:4])
+
+    def grade(pair):
+        with CaptureQueriesContext(connection) as captured, django_capture_on_commit_callbacks(execute=True):
+            grading.save_grade(pair, rater, grade=3 if "good" in pair.document.external_id else 0)
+        return [q["sql"] for q in captured.captured_queries]
+
+    grade(pairs[0])
+    grade(pairs[1])
+    measured_at = PoolStability.objects.get(pool=clear_winner).measured_at
+    pending.update(run_after=timezone.now() - timedelta(minutes=1))  # overdue, nobody took it
+    receivers._MEASUREMENT_DUE[clear_winner.pk] = timezone.now() - timedelta(seconds=1)
+
+    grade(pairs[2])
+    (task,) = pending
+    assert task.run_after == measured_at + stability.LIVE_INTERVAL
+    assert receivers._MEASUREMENT_DUE[clear_winner.pk] == task.run_after
+    assert not [sql for sql in grade(pairs[3]) if "scoring_poolstability" in sql]
+
+
 def test_stability_command_prints_json_last(clear_winner):
     out = StringIO()
     call_command("stability", "--pool", "robust", "--measure", "nDCG@10", stdout=out)

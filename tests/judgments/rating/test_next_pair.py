@@ -222,3 +222,29 @@ def test_progress_counts_mine_and_the_pools(pool, rater, other_rater, queued):
         "percent": 33,
     }
     assert grading.pool_progress(pool) == {"queued": 3, "complete": 1, "percent": 33}
+
+
+def test_serving_commits_without_waiting_only_in_a_transaction_of_its_own(
+    transactional_db, pool, rater, queued, monkeypatch
+):
+    """The hold is worth no disk wait: serve's first statement says so when serve is the transaction
+    (services.WITHOUT_WAITING_COLUMN), and leaves a caller's larger transaction as it is."""
+    from django.db import connection, transaction
+
+    from judgments import tallies
+
+    queued(pool, "q1", "d1")
+    seen = []
+    read_sums = tallies.read_sums
+
+    def spy(pool, row):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            seen.append(cursor.fetchone()[0])
+        return read_sums(pool, row)
+
+    monkeypatch.setattr(tallies, "read_sums", spy)
+    assert grading.serve(rater, pool).pair is not None
+    with transaction.atomic():
+        assert grading.serve(rater, pool).pair is not None
+    assert seen == ["off", "on"]
