@@ -109,13 +109,21 @@ def test_grades_close_together_are_measured_once_now_and_once_by_a_task_shortly_
     assert PoolStability.objects.get(pool=clear_winner).grades == 3
 
 
+def _graded_statements(pair, rater, django_capture_on_commit_callbacks) -> list[str]:
+    """Grade the pair (good documents 3, bad ones 0), running what follows the commit; its statements."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured, django_capture_on_commit_callbacks(execute=True):
+        grading.save_grade(pair, rater, grade=3 if "good" in pair.document.external_id else 0)
+    return [q["sql"] for q in captured.captured_queries]
+
+
 def test_grades_while_a_measurement_task_waits_ask_nothing_about_stability(
     clear_winner, rater, django_capture_on_commit_callbacks
 ):
     """Once a process has seen the stability task waiting (scoring.receivers), the grades before it is due
     read and write nothing about stability: the task measures them. After it is due, a grade checks again."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
     from django_tasks_db.models import DBTaskResult
 
     from scoring import receivers, tasks
@@ -124,9 +132,7 @@ def test_grades_while_a_measurement_task_waits_ask_nothing_about_stability(
     pairs = list(queue.open_pairs(clear_winner).select_related("document")[:4])
 
     def grade(pair):
-        with CaptureQueriesContext(connection) as captured, django_capture_on_commit_callbacks(execute=True):
-            grading.save_grade(pair, rater, grade=3 if "good" in pair.document.external_id else 0)
-        return [q["sql"] for q in captured.captured_queries]
+        return _graded_statements(pair, rater, django_capture_on_commit_callbacks)
 
     grade(pairs[0])  # measured now
     asked = grade(pairs[1])  # too soon: asks for the task, and remembers when it is due
@@ -150,8 +156,6 @@ def test_a_measurement_no_worker_has_taken_yet_is_made_due_again_and_still_spare
     """A waiting task past its time (no worker has taken it yet: a busy worker, or none, as in
     bench_grading) is made due at the end of the new interval rather than left in the past: the grades
     before then still ask nothing, and exactly one task waits."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
     from django_tasks_db.models import DBTaskResult
 
     from scoring import receivers, tasks
@@ -160,9 +164,7 @@ def test_a_measurement_no_worker_has_taken_yet_is_made_due_again_and_still_spare
     pairs = list(queue.open_pairs(clear_winner).select_related("document")[:4])
 
     def grade(pair):
-        with CaptureQueriesContext(connection) as captured, django_capture_on_commit_callbacks(execute=True):
-            grading.save_grade(pair, rater, grade=3 if "good" in pair.document.external_id else 0)
-        return [q["sql"] for q in captured.captured_queries]
+        return _graded_statements(pair, rater, django_capture_on_commit_callbacks)
 
     grade(pairs[0])
     grade(pairs[1])
