@@ -81,9 +81,12 @@ def pool_grades(pool: Pool, query_ids: Iterable[int] | None = None) -> Grades:
         return read_grades(cursor, pool.pk, pool.combine_rule, query_ids, pool.grade_source)
 
 
+MODEL_RATERS_SQL = "SELECT COALESCE(array_agg(user_id ORDER BY user_id), '{}') FROM judgments_modeljudge"
+
+
 def model_raters(cursor) -> np.ndarray:
     """Sorted user ids of every model judge (their judgments are a model's, not a human's)."""
-    cursor.execute("SELECT COALESCE(array_agg(user_id ORDER BY user_id), '{}') FROM judgments_modeljudge")
+    cursor.execute(MODEL_RATERS_SQL)
     return np.asarray(cursor.fetchone()[0], dtype=np.int64)
 
 
@@ -99,9 +102,18 @@ def counted(pair: np.ndarray, rater: np.ndarray, models: np.ndarray, source: str
 
 
 def read_grades(
-    cursor, pool_id: int, rule: str, query_ids: Iterable[int] | None, source: str = GradeSource.HUMANS
+    cursor,
+    pool_id: int,
+    rule: str,
+    query_ids: Iterable[int] | None,
+    source: str = GradeSource.HUMANS,
+    models: np.ndarray | None = None,
 ) -> Grades:
-    models = model_raters(cursor) if source != GradeSource.ALL else np.zeros(0, np.int64)
+    """`models`: model_raters(cursor), when the caller has read them already."""
+    if source == GradeSource.ALL:
+        models = np.zeros(0, np.int64)
+    elif models is None:
+        models = model_raters(cursor)
     if query_ids is None:
         return _read_pool_grades(cursor, pool_id, rule, models, source)
     params = [pool_id, sorted({int(q) for q in query_ids})]
@@ -306,8 +318,8 @@ def remember_grades(
         )
     else:
         cursor.execute(  # the cache's label and the model raters now, in one statement
-            "SELECT combine_rule, grade_source, model_raters, (SELECT COALESCE(array_agg(user_id ORDER BY"
-            " user_id), '{}') FROM judgments_modeljudge) FROM scoring_poolgrades WHERE pool_id = %s",
+            f"SELECT combine_rule, grade_source, model_raters, ({MODEL_RATERS_SQL}) FROM scoring_poolgrades"
+            " WHERE pool_id = %s",
             [pool_id],
         )
         row = cursor.fetchone()

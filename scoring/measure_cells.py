@@ -21,11 +21,20 @@ TABLE = MeasureScore._meta.db_table
 _FLOAT8_OID = 701
 
 
+# The names of a pool's measure set, as a statement of its own or a scalar subquery of a larger one.
+NAMES_SQL = f"SELECT names FROM {PoolMeasures._meta.db_table} WHERE pool_id = {{pool}}"
+
+
 def pool_measures(cursor, pool_id: int) -> list[Measure] | None:
     """The pool's measure set (None: the pool has today's fixed set and no MeasureScore rows)."""
-    cursor.execute(f"SELECT names FROM {PoolMeasures._meta.db_table} WHERE pool_id = %s", [pool_id])
+    cursor.execute(NAMES_SQL.format(pool="%s"), [pool_id])
     row = cursor.fetchone()
-    return None if row is None else [parse(name) for name in row[0]]
+    return measures_named(None if row is None else row[0])
+
+
+def measures_named(names: list[str] | None) -> list[Measure] | None:
+    """The measure set of these stored names (None: no set)."""
+    return None if names is None else [parse(name) for name in names]
 
 
 def compute_values(grades, rank_query, docs, measures: Sequence[Measure]) -> np.ndarray:

@@ -28,7 +28,15 @@ from .cells import (
     score_cells,
     sync_rows,
 )
-from .grades import WORK_MEM, ScoringError, cached_grades, history_mark, read_grades, remember_grades
+from .grades import (
+    MODEL_RATERS_SQL,
+    WORK_MEM,
+    ScoringError,
+    cached_grades,
+    history_mark,
+    read_grades,
+    remember_grades,
+)
 
 logger = logging.getLogger(__name__)
 # Batches the reading connection may hold ready (each about BATCH_ENTRIES x 8 bytes of rankings and the
@@ -68,18 +76,20 @@ class RescoreSummary:
         )
 
 
-def _begin(cursor, pool: Pool) -> tuple[str, str, list[int]]:
-    """Take the pool's scoring lock for this transaction; return its combine rule, grade source and
-    run pks."""
+def _begin(cursor, pool: Pool) -> tuple[str, str, list[int], list | None, np.ndarray]:
+    """Take the pool's scoring lock for this transaction; return its combine rule, grade source, run pks,
+    measure set (None: the fixed set, see measure_cells) and the model raters (grades.model_raters),
+    read in one statement once the lock is held."""
     cursor.execute(
         "SELECT pg_advisory_xact_lock(%s, %s), set_config('work_mem', %s, true)",
         [_LOCK_KEY, pool.pk, WORK_MEM],
     )
     cursor.execute(
-        """
+        f"""
         SELECT p.combine_rule, p.grade_source, ARRAY(
             SELECT r.id FROM judgments_run r JOIN judgments_searchconfiguration c ON c.id = r.configuration_id
-            WHERE c.pool_id = p.id ORDER BY r.id)
+            WHERE c.pool_id = p.id ORDER BY r.id),
+            ({measure_cells.NAMES_SQL.format(pool="p.id")}), ({MODEL_RATERS_SQL})
         FROM judgments_pool p WHERE p.id = %s
         """,
         [pool.pk],
@@ -87,7 +97,7 @@ def _begin(cursor, pool: Pool) -> tuple[str, str, list[int]]:
     row = cursor.fetchone()
     if row is None:
         raise ScoringError(f"pool {pool.pk} no longer exists")
-    return row[0], row[1], list(row[2])
+    return row[0], row[1], list(row[2]), measure_cells.measures_named(row[3]), np.asarray(row[4], np.int64)
 
 
 def _rescore(
@@ -112,8 +122,7 @@ def _rescore(
     # Another connection cannot see the caller's uncommitted rows: read ahead only outside a transaction.
     read_ahead = not connection.in_atomic_block or measures_cleared
     with transaction.atomic(), connection.cursor() as cursor:
-        rule, source, pool_runs = _begin(cursor, pool)
-        measures = measure_cells.pool_measures(cursor, pool.pk)
+        rule, source, pool_runs, measures, models = _begin(cursor, pool)
         width = None if measures is None else measure_cells.width(measures)
         run_ids = sorted(pool_runs if run_ids is None else set(run_ids) & set(pool_runs))
         scope = None if query_ids is None else np.unique(np.asarray(list(query_ids), dtype=np.int64))
@@ -133,7 +142,7 @@ def _rescore(
             grades = cached_grades(cursor, pool.pk, rule, source)
             if grades is None:
                 mark = history_mark(cursor)
-                grades = read_grades(cursor, pool.pk, rule, None, source)
+                grades = read_grades(cursor, pool.pk, rule, None, source, models)
                 remember_grades(cursor, pool.pk, rule, source, grades, mark=mark)
             timings["read grades"] = time.perf_counter() - tick
             graded = grades.queries.tolist()
@@ -153,7 +162,7 @@ def _rescore(
         if scope is not None and len(scope) <= FEW_QUERIES:
             tick = time.perf_counter()
             if grades is None:
-                grades = read_grades(cursor, pool.pk, rule, scope.tolist(), source)
+                grades = read_grades(cursor, pool.pk, rule, scope.tolist(), source, models)
                 remember_grades(cursor, pool.pk, rule, source, grades, scope.tolist())
                 timings["read grades"] = time.perf_counter() - tick
             summary.queries = len(grades.queries)
@@ -206,7 +215,9 @@ def _rescore(
             if grades is None:
                 tick = time.perf_counter()
                 mark = history_mark(cursor)
-                grades = read_grades(cursor, pool.pk, rule, None if scope is None else scope.tolist(), source)
+                grades = read_grades(
+                    cursor, pool.pk, rule, None if scope is None else scope.tolist(), source, models
+                )
                 timings["read grades"] = time.perf_counter() - tick
                 # Stored after the scores: until then the connection may be the writer thread's.
                 remembered = grades

@@ -15,7 +15,7 @@ from tests.bench.raters import FRAGMENT, PAIR
 # (the grade, then the next pair and its page), and with the rescoring after the commit (here the first
 # grade of the pool: its stability is measured too).
 PAGE_BUDGET = 21
-BUDGET = 45
+BUDGET = 42
 
 
 def _submit(client, pool, django_capture_on_commit_callbacks) -> tuple[str, list[str]]:
