@@ -38,7 +38,7 @@ from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from judgments import services
+from judgments import pool_keys
 from judgments.models import (
     EXTERNAL_ID_MAX,
     Pair,
@@ -187,7 +187,7 @@ def _queue(
 
 def _pooled_priorities(pool: Pool, run_ids: list[int], k: int) -> dict[int, int]:
     rows = _top_k(run_ids, k)
-    pair_pks = services.ensure_pairs(pool, ((q, d) for q, d, _, _ in rows))
+    pair_pks = pool_keys.ensure_pairs(pool, ((q, d) for q, d, _, _ in rows))
     return {pair_pks[(q, d)]: _priority(n, best) for q, d, n, best in rows}
 
 
@@ -317,7 +317,7 @@ def _add_lines(pool: Pool, lines: list[tuple[int, str, str]], priority: int) -> 
     keys, problems = _resolve_pairs(pool, lines)
     if problems:
         raise QueueError(f"{len(problems)} problem(s); nothing was queued.", problems[:MAX_FILE_ERRORS])
-    pair_pks = services.ensure_pairs(pool, keys.values())
+    pair_pks = pool_keys.ensure_pairs(pool, keys.values())
     return _queue(pool, {pair_pks[key]: priority for key in keys.values()}, keep_higher=True)
 
 
@@ -460,7 +460,7 @@ def queue_queries(pool: Pool, query_ids: Sequence[int], k: int = DEFAULT_DEPTH) 
     run_ids = list(Run.objects.filter(configuration__pool=pool).current().values_list("pk", flat=True))
     wanted = {int(q) for q in query_ids}
     rows = [row for row in _top_k(run_ids, k) if row[0] in wanted]
-    pair_pks = services.ensure_pairs(pool, ((q, d) for q, d, _, _ in rows))
+    pair_pks = pool_keys.ensure_pairs(pool, ((q, d) for q, d, _, _ in rows))
     priorities = {pair_pks[(q, d)]: SAMPLE_PRIORITY + _priority(n, best) for q, d, n, best in rows}
     for pk in Pair.objects.in_pool(pool).filter(query_id__in=wanted).values_list("pk", flat=True):
         priorities.setdefault(pk, SAMPLE_PRIORITY)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import gold_views, quality, views
+from . import gold_views, quality, queue_views, views
 
 app_name = "rating"
 
@@ -11,12 +11,16 @@ urlpatterns = [
     path("pools/<str:pool_name>/grade/skipped/", views.review_skipped, name="review-skipped"),
     path("pools/<str:pool_name>/grade/<int:pair_id>/", views.grade_pair, name="grade-pair"),
     path("pools/<str:pool_name>/my-judgments/", views.my_judgments, name="my-judgments"),
-    path("pools/<str:pool_name>/queue/", views.queue_page, name="queue"),
-    path("pools/<str:pool_name>/queue/build/", views.queue_build, name="queue-build"),
-    path("pools/<str:pool_name>/queue/configuration/", views.queue_configuration, name="queue-configuration"),
-    path("pools/<str:pool_name>/queue/add/", views.queue_add, name="queue-add"),
-    path("pools/<str:pool_name>/queue/upload/", views.queue_upload, name="queue-upload"),
-    path("pools/<str:pool_name>/queue/missing-content/", views.missing_content, name="missing-content"),
+    path("pools/<str:pool_name>/queue/", queue_views.queue_page, name="queue"),
+    path("pools/<str:pool_name>/queue/build/", queue_views.queue_build, name="queue-build"),
+    path(
+        "pools/<str:pool_name>/queue/configuration/",
+        queue_views.queue_configuration,
+        name="queue-configuration",
+    ),
+    path("pools/<str:pool_name>/queue/add/", queue_views.queue_add, name="queue-add"),
+    path("pools/<str:pool_name>/queue/upload/", queue_views.queue_upload, name="queue-upload"),
+    path("pools/<str:pool_name>/queue/missing-content/", queue_views.missing_content, name="missing-content"),
     path("pools/<str:pool_name>/agreement/", views.agreement, name="agreement"),
     path("pools/<str:pool_name>/gold/", gold_views.gold_pairs, name="gold"),
     path("pools/<str:pool_name>/rater-quality/", quality.rater_quality_fragment, name="rater-quality"),

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from judgments import access, services
+from judgments import access, pool_keys, services
 from judgments.models import Query
 from judgments.rating import queue
 
@@ -75,7 +75,7 @@ def live_queue(request: HttpRequest, configuration_id: int) -> HttpResponse:
     else:
         try:
             with transaction.atomic():
-                services.ensure_documents(pool, doc_ids)  # a document new to the pool waits for its content
+                pool_keys.ensure_documents(pool, doc_ids)  # a document new to the pool waits for its content
                 done = queue.add_pairs(pool, [(query.external_id, d) for d in doc_ids])
         except queue.QueueError as exc:
             messages.error(request, str(exc))

@@ -37,7 +37,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.models import Judgment, Pool, Ranking, SearchConfiguration, Team
 
 from . import realistic_pool
@@ -443,7 +443,7 @@ class Command(BaseCommand):
             # Fresh statistics, or the planner takes a million new rows for a handful.
             cursor.execute("ANALYZE judgments_query")
             cursor.execute("ANALYZE judgments_document")
-            services.insert_pairs(
+            pool_keys.insert_pairs(
                 cursor,
                 pool,
                 "(SELECT q.id AS query_id, d.id AS document_id FROM judgments_document d"

@@ -49,7 +49,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.test import Client
 
-from judgments import access, services
+from judgments import access, pool_keys, services
 from judgments.models import Document, Judgment, Pair, Pool, Query, SearchConfiguration, Team
 from judgments.rating import planner, queue
 from judgments.services import delete_pool_in_bulk
@@ -218,7 +218,7 @@ class Command(BaseCommand):
                 configuration = SearchConfiguration.objects.create(pool=pool, team=team, name=f"cfg-{c:02d}")
                 rankings = {q: self.rng.sample(docs, len(docs)) for q, docs in per_query.items()}
                 services.record_run(configuration, rankings, source="api")
-            services.ensure_pairs(
+            pool_keys.ensure_pairs(
                 pool,
                 [
                     (q.pk, d.pk)

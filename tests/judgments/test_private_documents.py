@@ -9,7 +9,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.exchange.imports.documents import import_documents
 from judgments.exchange.imports.fastrun import import_run_fast
 from judgments.models import Document, Pair, Query
@@ -107,5 +107,5 @@ def test_who_introduced_a_document_is_recorded_on_every_run_path(private, config
     assert introduced["d1"] is None  # the pool's own documents
     # the temporary-table path of ensure_documents (5,000 ids or more)
     many = [f"bulk-{i}" for i in range(5000)]
-    services.ensure_documents(private, many, introduced_by=configuration)
+    pool_keys.ensure_documents(private, many, introduced_by=configuration)
     assert Document.objects.filter(pool=private, introduced_by=configuration).count() == 5002

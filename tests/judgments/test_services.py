@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.models import Document, Pool
 
 
@@ -17,14 +17,14 @@ def test_ensure_documents_maps_existing_and_creates_missing(pool, size):
     wanted = [*existing, "back\\slash", "dé", "a,b", *(f"new-{i}" for i in range(size))]
     before = Document.objects.filter(pool=pool).count()
 
-    keys = services.ensure_documents(pool, wanted + wanted[:5])
+    keys = pool_keys.ensure_documents(pool, wanted + wanted[:5])
 
     assert set(keys) == set(wanted)
     assert all(keys[name] == pk for name, pk in existing.items())
     stored = dict(Document.objects.filter(pool=pool).values_list("external_id", "pk"))
     assert all(stored[name] == keys[name] for name in wanted)
     assert Document.objects.filter(pool=pool).count() == before + len(wanted) - len(existing)
-    assert services.ensure_documents(pool, wanted) == keys  # again: nothing new
+    assert pool_keys.ensure_documents(pool, wanted) == keys  # again: nothing new
 
 
 def test_ensure_documents_restores_the_settings_it_changes(pool):
@@ -34,7 +34,7 @@ def test_ensure_documents_restores_the_settings_it_changes(pool):
         cursor.execute(
             "SELECT set_config('work_mem', '5MB', true), set_config('enable_nestloop', 'on', true)"
         )
-        services.ensure_documents(pool, [f"n-{i}" for i in range(5000)])
+        pool_keys.ensure_documents(pool, [f"n-{i}" for i in range(5000)])
         cursor.execute("SELECT current_setting('work_mem'), current_setting('enable_nestloop')")
         assert cursor.fetchone() == ("5MB", "on")
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
+from judgments import pool_keys
 from judgments import services as judgment_services
 from judgments.models import CombineRule, Judgment, Pair, SearchConfiguration
 from scoring import grades, services
@@ -17,9 +18,9 @@ RANKINGS = {"q1": ["d1", "d2", "d3"], "q2": ["d3", "d1", "d2"]}
 @pytest.fixture
 def graded(pool, rater, other_rater):
     """Grades by two raters (so the combined grade is a mean), and every pair of the pool."""
-    queries = judgment_services.ensure_queries(pool, ["q1", "q2"])
-    docs = judgment_services.ensure_documents(pool, ["d1", "d2", "d3"])
-    pairs = judgment_services.ensure_pairs(pool, [(queries[q], docs[d]) for q in queries for d in docs])
+    queries = pool_keys.ensure_queries(pool, ["q1", "q2"])
+    docs = pool_keys.ensure_documents(pool, ["d1", "d2", "d3"])
+    pairs = pool_keys.ensure_pairs(pool, [(queries[q], docs[d]) for q in queries for d in docs])
     for n, (_, pk) in enumerate(sorted(pairs.items())):
         pair = Pair.objects.get(pk=pk)
         judgment_services.record_judgment(pair, rater, grade=n % 5)

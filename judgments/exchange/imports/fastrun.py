@@ -28,7 +28,7 @@ import psycopg
 from django.db import IntegrityError, connection, transaction
 from psycopg.copy import QueuedLibpqWriter
 
-from judgments import pgcopy, services
+from judgments import pgcopy, pool_keys, services
 from judgments.exchange.formats import MAX_ID_LENGTH
 from judgments.models import Run, SearchConfiguration
 from judgments.pgcopy.rows import array_rows
@@ -45,7 +45,7 @@ _SCORE_BYTES = np.isin(np.arange(256), list(b"\x000123456789.eE+-"))
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 # Read all of a pool's query or document ids when it has at most one per this many bytes of the file
 # (4 per line of 16 bytes; counting lines would cost 10 ms); a larger pool is matched on the server
-# (services.ensure_queries, ensure_documents) instead.
+# (pool_keys.ensure_queries, ensure_documents) instead.
 _POOL_BYTES_PER_ID = 4
 _BLOCK_LINES = 20_000  # lines ordered and sent at a time (see _copy_rankings)
 
@@ -417,7 +417,7 @@ def _keys(pool, ids: _Field, known: _Known | None, create) -> np.ndarray:
 
 
 def _create_by_name(ensure):
-    """A `create` for _keys through services.ensure_queries: one Python string per id (queries are few)."""
+    """A `create` for _keys through pool_keys.ensure_queries: one Python string per id (queries are few)."""
 
     def create(pool, ids: _Field, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         wanted = [ids[i].decode("ascii") for i in rows.tolist()]
@@ -429,11 +429,11 @@ def _create_by_name(ensure):
 
 def _create_documents(introduced_by):
     """A `create` for _keys that streams document ids: millions of new ones cost numpy arrays (a few
-    bytes an id), not a Python string, set entry and dict entry each (services.ensure_documents took
+    bytes an id), not a Python string, set entry and dict entry each (pool_keys.ensure_documents took
     2.8 GB for 5.5 million new ids; bench_upload --new-ids)."""
 
     def create(pool, ids: _Field, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-        _, keys, _ = services.copy_documents(
+        _, keys, _ = pool_keys.copy_documents(
             pool, lambda copy: _write_ids(copy, ids, rows), introduced_by=introduced_by, in_written_order=True
         )
         if len(keys) != 8 * len(rows):
@@ -484,7 +484,7 @@ def import_run_fast(
         return None
     try:
         with transaction.atomic():
-            query_keys = _keys(pool, lines.queries, known_queries, _create_by_name(services.ensure_queries))
+            query_keys = _keys(pool, lines.queries, known_queries, _create_by_name(pool_keys.ensure_queries))
             doc_keys = _keys(pool, lines.docs, known_documents, _create_documents(configuration))
             run = services.store_run(
                 configuration,

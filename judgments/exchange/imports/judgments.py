@@ -33,7 +33,7 @@ from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from judgments import bulk, services
+from judgments import bulk, pool_keys, services
 from judgments.exchange import formats
 from judgments.exchange.formats import MAX_PROBLEMS, FormatError, Problem
 from judgments.models import Document, Pair, Pool, Query
@@ -319,11 +319,11 @@ def _write(
         ).values_list("pk", "external_id")
     ]
     Query.objects.bulk_update(retagged, ["tags"], batch_size=5000)
-    query_pks = services.ensure_queries(pool, {r.query for r in rows})
-    doc_pks = services.ensure_documents(pool, {r.doc_id for r in rows})
+    query_pks = pool_keys.ensure_queries(pool, {r.query for r in rows})
+    doc_pks = pool_keys.ensure_documents(pool, {r.doc_id for r in rows})
     rater_pks = _raters({r.rater for r in rows})
     keys = [(query_pks[r.query], doc_pks[r.doc_id]) for r in rows]
-    pair_pks = services.ensure_pairs(pool, set(keys))
+    pair_pks = pool_keys.ensure_pairs(pool, set(keys))
     queries_created = Query.objects.filter(pool=pool).count() - queries_before
     documents_created = Document.objects.filter(pool=pool).count() - documents_before
 

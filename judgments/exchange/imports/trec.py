@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
-from judgments import bulk, services
+from judgments import bulk, pool_keys, services
 from judgments.exchange.formats import (
     FormatError,
     Problem,
@@ -196,8 +196,8 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
             bulk.local_settings(cursor, work_mem=bulk.WORK_MEM),
             bulk.rows_checked_in_bulk(cursor, references),
         ):
-            query_pks = services.ensure_queries(pool, table.query_ids)
-            doc_pks = services.ensure_documents(pool, table.doc_ids)
+            query_pks = pool_keys.ensure_queries(pool, table.query_ids)
+            doc_pks = pool_keys.ensure_documents(pool, table.doc_ids)
             doc_pks_created = doc_pks.created
             services.set_actor(actor)
             for sql in (
@@ -210,7 +210,7 @@ def import_qrels(pool: Pool, stream, *, name: str, rater=None, grade_map=None, a
             table.copy_rows(cursor, "jl_import_qrels", query_pks, doc_pks)
             cursor.execute("ANALYZE jl_import_qrels")  # the joins below are planned for its size
             del table, doc_pks  # a million-line file: keep the memory for the database work
-            services.insert_pairs(cursor, pool, "jl_import_qrels")
+            pool_keys.insert_pairs(cursor, pool, "jl_import_qrels")
             # The rater's judgments that change, then the new ones: one statement each, the history
             # triggers logging every row they write (rows already equal are left alone: no history).
             # The new ones go in by a plain INSERT (ON CONFLICT's speculative insertion costs 1.8x):

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from judgments import access, demo_data, services
+from judgments import access, demo_data, pool_keys, services
 from judgments.capture import demo
 from judgments.models import Document, Pair, Pool, Query, Run, SearchConfiguration, Team
 from judgments.rating import queue
@@ -120,7 +120,7 @@ class Command(BaseCommand):
         query_pks = dict(Query.objects.filter(pool=pool).values_list("external_id", "pk"))
         doc_pks = dict(Document.objects.filter(pool=pool).values_list("external_id", "pk"))
         graded = [(q, d, rel) for (q, d), rel in sorted(truth.items()) if int(q[1:]) <= 12]
-        pair_pks = services.ensure_pairs(pool, [(query_pks[q], doc_pks[d]) for q, d, _ in graded])
+        pair_pks = pool_keys.ensure_pairs(pool, [(query_pks[q], doc_pks[d]) for q, d, _ in graded])
         pairs = Pair.objects.in_bulk(pair_pks.values())
         for q, d, rel in graded:
             pair = pairs[pair_pks[(query_pks[q], doc_pks[d])]]

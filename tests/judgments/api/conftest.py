@@ -11,7 +11,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.models import Document, Pool, Query
 from scoring.services import rescore_pool
 
@@ -51,7 +51,7 @@ def services_pairs(pool):
     from judgments.models import Pair
 
     keys = {(q.pk, d.pk) for q in pool.queries.all() for d in pool.documents.all()}
-    services.ensure_pairs(pool, keys)
+    pool_keys.ensure_pairs(pool, keys)
     return Pair.objects.in_pool(pool).select_related("query", "document", "pool")
 
 

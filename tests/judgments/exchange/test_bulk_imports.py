@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from judgments import bulk, services
+from judgments import bulk, pool_keys, services
 from judgments.exchange.imports import import_qrels
 from judgments.models import Document, Judgment, JudgmentChange, Pair, Pool, Query, Ranking, Run
 
@@ -57,9 +57,9 @@ def test_a_bulk_import_writes_the_history_the_row_by_row_path_writes(
     for lines in (FIRST, SECOND):
         import_qrels(by_file, _qrels(lines), name="x.qrels", rater=rater, actor=site_admin)
         with transaction.atomic():  # what the grading page does, one judgment at a time
-            queries = services.ensure_queries(by_row, [q for q, _, _ in lines])
-            docs = services.ensure_documents(by_row, [d for _, d, _ in lines])
-            pairs = services.ensure_pairs(by_row, [(queries[q], docs[d]) for q, d, _ in lines])
+            queries = pool_keys.ensure_queries(by_row, [q for q, _, _ in lines])
+            docs = pool_keys.ensure_documents(by_row, [d for _, d, _ in lines])
+            pairs = pool_keys.ensure_pairs(by_row, [(queries[q], docs[d]) for q, d, _ in lines])
             for q, d, g in lines:
                 pair = Pair.objects.get(pk=pairs[(queries[q], docs[d])])
                 services.record_judgment(pair, rater, grade=g, actor=site_admin)
@@ -105,13 +105,13 @@ def _setting(name: str) -> str:
 
 def test_an_import_runs_with_more_work_mem_and_gives_the_transaction_its_own_back(pool, rater, monkeypatch):
     seen = []
-    real = services.insert_pairs
+    real = pool_keys.insert_pairs
 
     def spy(cursor, *args, **kwargs):
         seen.append(_setting("work_mem"))
         return real(cursor, *args, **kwargs)
 
-    monkeypatch.setattr(services, "insert_pairs", spy)
+    monkeypatch.setattr(pool_keys, "insert_pairs", spy)
     before = _setting("work_mem")
     assert before != bulk.WORK_MEM
     import_qrels(pool, _qrels(FIRST), name="x.qrels", rater=rater)  # in the test's transaction

@@ -7,7 +7,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.exchange.formats import FormatError
 from judgments.exchange.imports import fastrun, import_qrels, import_run, qrels_table
 from judgments.models import Judgment, SearchConfiguration
@@ -69,7 +69,7 @@ HYPOTHESIS = settings(max_examples=80, deadline=None, suppress_health_check=list
 @HYPOTHESIS
 @given(data=mutated(RUN), order=st.sampled_from(["score", "rank"]))
 def test_the_run_fast_path_refuses_and_stores_what_the_parser_does(configuration, monkeypatch, data, order):
-    services.ensure_documents(configuration.pool, ["d1", "d5"])
+    pool_keys.ensure_documents(configuration.pool, ["d1", "d5"])
 
     def run_import():
         fresh = SearchConfiguration.objects.create(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.exchange.formats import FormatError, parse_run
 from judgments.exchange.imports import fastrun, import_run
 from judgments.exchange.imports.fastrun import _read_lines, import_run_fast
@@ -108,7 +108,7 @@ def test_fast_import_stores_what_record_run_stores(
 ):
     # Documents already in the pool (and more from earlier examples), one of them not ASCII; the
     # pool's ids are read whole (read_pool) or matched on the server; rankings sent in small blocks.
-    services.ensure_documents(configuration.pool, ["d1", "clueweb09-en0000-00-00001", "dé", "abcdefgh"])
+    pool_keys.ensure_documents(configuration.pool, ["d1", "clueweb09-en0000-00-00001", "dé", "abcdefgh"])
     monkeypatch.setattr(fastrun, "_POOL_BYTES_PER_ID", 1 if read_pool else 10**9)
     monkeypatch.setattr(fastrun, "_BLOCK_LINES", block_lines)
     try:

@@ -6,7 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import StreamingHttpResponse
 from rest_framework.authtoken.models import Token
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.exchange import uploads
 from judgments.models import Document, Judgment, Run, SearchConfiguration, Upload
 
@@ -219,7 +219,7 @@ def graded(pool, configuration, run, rater, other_rater):
 def services_pairs(pool):
     from judgments.models import Pair
 
-    services.ensure_pairs(pool, {(q.pk, d.pk) for q in pool.queries.all() for d in pool.documents.all()})
+    pool_keys.ensure_pairs(pool, {(q.pk, d.pk) for q in pool.queries.all() for d in pool.documents.all()})
     return Pair.objects.in_pool(pool).select_related("query", "document")
 
 

@@ -8,7 +8,7 @@ from django.db import connection
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.exchange.formats import FormatError, parse_qrels
 from judgments.exchange.imports import import_qrels
 from judgments.exchange.imports.qrels_table import QrelsTable, read_common
@@ -210,7 +210,7 @@ def test_read_common_takes_the_common_shape_only():
 
 def test_orm_and_sql_writers_get_one_row_per_changed_judgment(pool, rater, other_rater, site_admin):
     pairs = [
-        services.ensure_pairs(pool, [(q.pk, d.pk)])
+        pool_keys.ensure_pairs(pool, [(q.pk, d.pk)])
         for q in Query.objects.all()
         for d in Document.objects.all()
     ]

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.exchange.exports.grades import combined_grades
 from judgments.models import Document, Pair
 from judgments.rating import adjudication, queue
@@ -68,12 +68,12 @@ def test_upload_pairs_all_or_nothing_with_line_numbers(client, site_admin, pool)
 
 
 def test_pairs_without_content_are_keyset_paged(client, site_admin, pool, configuration, monkeypatch):
-    from judgments.rating import views
+    from judgments.rating import queue_views
 
     docs = [f"new{i}" for i in range(5)]
     services.record_run(configuration, {"q1": docs}, source="api")
     queue.build_queue(pool, 10)  # priority by rank: new0 first
-    monkeypatch.setattr(views, "MISSING_CONTENT_PER_PAGE", 2)
+    monkeypatch.setattr(queue_views, "MISSING_CONTENT_PER_PAGE", 2)
     client.force_login(site_admin)
     url = reverse("rating:missing-content", args=[pool.name])
     seen, after = [], None
@@ -116,7 +116,7 @@ def graded_pool(pool, make_rater):
     keys = [
         (q.pk, d.pk) for q in pool.queries.all() for d in pool.documents.filter(external_id__startswith="x")
     ]
-    pairs = Pair.objects.in_bulk(services.ensure_pairs(pool, keys).values())
+    pairs = Pair.objects.in_bulk(pool_keys.ensure_pairs(pool, keys).values())
     truth = {pk: rng.randint(0, 4) for pk in pairs}
     for pk, pair in pairs.items():
         for rater in rng.sample(raters, rng.randint(2, 4)):

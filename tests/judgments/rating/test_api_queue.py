@@ -40,11 +40,11 @@ def _refused(response):
 
 
 def test_a_pair_that_is_not_queued_cannot_be_graded(pool, rater):
-    from judgments import services
+    from judgments import pool_keys
 
     assert _post(rater, grade=3).status_code == 400  # not even a pair yet
     query, document = pool.queries.get(external_id="q1"), pool.documents.get(external_id="d1")
-    services.ensure_pairs(pool, [(query.pk, document.pk)])  # a pair (e.g. of a run), never queued
+    pool_keys.ensure_pairs(pool, [(query.pk, document.pk)])  # a pair (e.g. of a run), never queued
     assert "not in the judging queue" in _refused(_post(rater, grade=3))
     assert not Judgment.objects.exists()
 

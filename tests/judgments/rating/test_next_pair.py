@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.models import Document, Judgment, Pair
 from judgments.rating import grading, queue
 
@@ -21,7 +21,7 @@ def test_rater_gets_a_queued_pair_and_holds_it(pool, rater, queued):
 
 
 def test_unqueued_pairs_are_not_served(pool, rater):
-    services.ensure_pairs(
+    pool_keys.ensure_pairs(
         pool, [(pool.queries.get(external_id="q1").pk, pool.documents.get(external_id="d1").pk)]
     )
     assert grading.next_pair_for(rater, pool) is None

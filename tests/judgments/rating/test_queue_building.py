@@ -2,7 +2,7 @@
 
 import pytest
 
-from judgments import services
+from judgments import pool_keys, services
 from judgments.models import Document, Pair
 from judgments.rating import queue
 
@@ -53,7 +53,7 @@ def test_old_runs_are_not_pooled(pool, two_runs):
 
 
 def test_pairs_with_enough_grades_are_not_queued(pool, two_runs, rater, other_rater):
-    pair = services.ensure_pairs(
+    pair = pool_keys.ensure_pairs(
         pool, [(pool.queries.get(external_id="q1").pk, pool.documents.get(external_id="d1").pk)]
     )
     graded = Pair.objects.get(pk=next(iter(pair.values())))
@@ -65,7 +65,7 @@ def test_pairs_with_enough_grades_are_not_queued(pool, two_runs, rater, other_ra
 
 def test_cant_judge_is_not_a_grade_when_building(pool, two_runs, rater):
     q1, d1 = pool.queries.get(external_id="q1"), pool.documents.get(external_id="d1")
-    pair = Pair.objects.get(pk=services.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
+    pair = Pair.objects.get(pk=pool_keys.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
     services.record_judgment(pair, rater, cant_judge=True, reason="paywalled")
     queue.build_queue(pool, k=2)
     assert ("q1", "d1") in _pairs(pool)
@@ -75,7 +75,7 @@ def test_two_grades_wanted_keeps_a_once_graded_pair_queued(pool, two_runs, rater
     pool.raters_per_pair = 2
     pool.save()
     q1, d1 = pool.queries.get(external_id="q1"), pool.documents.get(external_id="d1")
-    pair = Pair.objects.get(pk=services.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
+    pair = Pair.objects.get(pk=pool_keys.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
     services.record_judgment(pair, rater, grade=3)
     queue.build_queue(pool, k=2)
     assert ("q1", "d1") in _pairs(pool)
@@ -99,7 +99,7 @@ def test_queue_unjudged_top_k_queues_only_that_configurations_ungraded_pairs(
     services.record_run(configuration, {"q1": ["d1", "d2", "d3"], "q2": ["d3"]}, source="api")
     services.record_run(other_configuration, {"q1": ["d3"], "q2": ["d1", "d2"]}, source="api")
     q1, d1 = pool.queries.get(external_id="q1"), pool.documents.get(external_id="d1")
-    done = Pair.objects.get(pk=services.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
+    done = Pair.objects.get(pk=pool_keys.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
     services.record_judgment(done, rater, grade=4)
 
     result = queue.queue_unjudged_top_k(configuration, 2)
@@ -176,7 +176,7 @@ def test_top_k_coverage_counts_complete_open_and_unqueued(pool, configuration, r
     services.record_run(configuration, {"q1": ["d1", "d2", "d3"]}, source="api")
     queue.add_pairs(pool, [("q1", "d2")])
     q1, d1 = pool.queries.get(external_id="q1"), pool.documents.get(external_id="d1")
-    done = Pair.objects.get(pk=services.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
+    done = Pair.objects.get(pk=pool_keys.ensure_pairs(pool, [(q1.pk, d1.pk)])[(q1.pk, d1.pk)])
     services.record_judgment(done, rater, grade=1)
     [row] = queue.top_k_coverage(pool, 3)
     assert (row["pairs"], row["complete"], row["queued_open"], row["unqueued"]) == (3, 1, 1, 1)
