@@ -189,9 +189,12 @@ def ensure_running(pgdata: Path) -> Running:
         # checkpoints (and full-page writes after each) in the middle of the work. wal_buffers: a
         # million-row INSERT found the default 8MB full 11,000-35,000 times. Larger buffers than these
         # (1GB, 128MB) wrote bench_exchange's "schema floor" no faster, and every worktree runs a server.
+        # auto_explain: a statement running over 30 s logs its plan to server.log, a trigger's statements
+        # included (a rare multi-minute INSERT in the test suite is not diagnosed yet; see docs/operations.md).
         options = (
             f'-h "" -k {socket_dir} -c max_connections=200 -c shared_buffers=512MB -c max_wal_size=8GB'
-            " -c wal_buffers=64MB"
+            " -c wal_buffers=64MB -c session_preload_libraries=auto_explain"
+            " -c auto_explain.log_min_duration=30s -c auto_explain.log_nested_statements=on"
         )
         _run(
             [
