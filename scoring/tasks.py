@@ -111,8 +111,8 @@ def measure_stability(context, pool_id: int) -> dict:
         return {"pool": pool.name, "expected_tau": round(result.expected_tau, 4), "settled": result.settled}
 
 
-def request_stability(pool: Pool, due: datetime | None = None) -> datetime | None:
-    """Ask for a measure_stability of the pool, due now (`due` None) or at `due`; returns `due`.
+def request_stability(pool: Pool, due: datetime | None = None) -> None:
+    """Ask for a measure_stability of the pool, due now (`due` None) or at `due`.
 
     Due now: enqueued unless one is waiting or running already (one that runs may have read the scores
     before the latest grade, but a waiting one has not). At `due` (a rater's grade too soon after the
@@ -126,10 +126,8 @@ def request_stability(pool: Pool, due: datetime | None = None) -> datetime | Non
     if due is None:
         if not pending.exists():
             measure_stability.enqueue(pool.pk)
-        return None
-    if not pending.update(run_after=due):
+    elif not pending.update(run_after=due):
         measure_stability.using(run_after=due).enqueue(pool.pk)
-    return due
 
 
 # --- Status and lost workers ----------------------------------------------------------------------------
